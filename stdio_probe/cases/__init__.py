@@ -1,0 +1,6 @@
+"""The cases, one module each; this registry is the only list of them."""
+
+from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
+
+CASES = {case.ID: case for case in (l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools)}
+ARMS = ("bug", "control")

@@ -1,0 +1,125 @@
+"""L1: the server never exits on stdin EOF while its stdout is unread.
+
+mcp/server/stdio.py writes each message with stdout.write + stdout.flush in a
+worker thread. With the client not reading, a response larger than the pipe
+blocks that thread in write(2); stdin EOF then cancels the writer task, and
+the cancellation waits for a thread that only a reader can release.
+"""
+
+from __future__ import annotations
+
+import time
+
+from stdio_probe import hang, sample, wire
+from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.spawn import Child, spawn
+
+ID = "L1"
+TITLE = "full-pipe hang: no exit on stdin EOF while stdout is unread"
+PAYLOAD_BYTES = 262_144
+PRE_EOF_DELAY = 2.0  # the article's wait before closing stdin (window method)
+SAMPLE_INTERVAL = 0.05
+PROOF_SAMPLES = 3  # consecutive identical proofs before a hang is called early
+EXIT_AFTER_DRAIN = 5.0
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    """bug: stdout never read; control: stdout drained. Both: one big response, then EOF."""
+    child = spawn(sdk.python, "fixture_stdio_writer.py", ["--payload-bytes", str(PAYLOAD_BYTES)], sdk.env)
+    record: dict = {"stdout_read": arm == "control"}
+    try:
+        reader = wire.StdoutReader(child) if arm == "control" else None
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        record["in_flight"] = _wait_in_flight(child, reader, options.window)
+        if options.method == "window":
+            time.sleep(PRE_EOF_DELAY)
+        eof_at = wire.close_stdin(child)
+        record["eof_at_s"] = round(eof_at - child.started, 3)
+        record.update(_observe_after_eof(child, eof_at, options, prove=reader is None))
+        if child.popen.poll() is None and record["decided_by"] == "proof":
+            reader = wire.StdoutReader(child)  # the proof's test: drain, and it should exit by itself
+            record["exited_after_drain"] = child.wait_self_exit(EXIT_AFTER_DRAIN)
+        if child.popen.poll() is None:
+            child.stop()
+        if reader is not None:
+            reader.join(1.0)
+            record["stdout_bytes"] = reader.bytes
+        else:
+            record["stdout_bytes"] = 0
+    finally:
+        child.stop()
+    return {**record, **child.record()}
+
+
+def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: float) -> dict:
+    """Wait for the response to be on its way: the pipe full (bug) or fully received (control)."""
+    deadline = time.monotonic() + timeout
+    if reader is not None:
+        done = reader.wait_for(lambda r: r.bytes > PAYLOAD_BYTES and r.messages, timeout)
+        return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "bytes_received": reader.bytes}
+    read_fd = child.popen.stdout.fileno()
+    while time.monotonic() < deadline and child.popen.poll() is None:
+        fill = sample.pipe_fill(read_fd)
+        if fill["buffered"] >= fill["capacity"]:
+            return {"seen": True, "after_s": round(time.monotonic() - child.started, 3), "pipe": fill}
+        time.sleep(0.01)
+    return {"seen": False, "after_s": round(time.monotonic() - child.started, 3), "pipe": sample.pipe_fill(read_fd)}
+
+
+def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: bool) -> dict:
+    """Sample /proc until the process exits, a hang is proven (fast method), or the window ends."""
+    samples, proofs, last_proof = [], 0, None
+    read_fd = child.popen.stdout.fileno()
+    decided_by = "window"
+    while time.monotonic() - eof_at < options.window:
+        if child.popen.poll() is not None:
+            decided_by = "exit"
+            break
+        samples.append(sample.snapshot(child.pid, eof_at))
+        if prove and options.method == "fast":
+            last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd)
+            proofs = proofs + 1 if last_proof["proven"] else 0
+            if proofs >= PROOF_SAMPLES:
+                decided_by = "proof"
+                break
+        time.sleep(SAMPLE_INTERVAL)
+    alive = child.popen.poll() is None
+    exited_after = None if alive else round(time.monotonic() - eof_at, 3)
+    observed = {
+        "decided_by": decided_by,
+        "decided_after_eof_s": round(time.monotonic() - eof_at, 3),
+        "alive_at_decision": alive,
+        "exit_after_eof_s": exited_after,
+        "samples": samples,
+    }
+    if last_proof is not None:
+        observed["proof"] = last_proof
+    if alive and prove:
+        observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
+    return observed
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the process was still alive after EOF at the end of the window or on proof."""
+    if not record.get("in_flight", {}).get("seen"):
+        return Finding(None, f"response never in flight (exit {record.get('exit_code')})")
+    if record["alive_at_decision"]:
+        how = (
+            f"hang proven {record['decided_after_eof_s']:.2f} s after EOF"
+            if record["decided_by"] == "proof"
+            else f"alive {record['decided_after_eof_s']:.1f} s after EOF"
+        )
+        pipe = record.get("pipe_at_decision")
+        if pipe:
+            how += f", pipe {pipe['buffered']}/{pipe['capacity']}"
+        if _writer_in_pipe_write(record):
+            how += ", writer thread in pipe write"
+        if "exited_after_drain" in record:
+            how += ", exited after drain" if record["exited_after_drain"] else ", still alive after drain"
+        return Finding(True, f"{how}, ended by {record['ended_by']}")
+    return Finding(False, f"exited {record['exit_code']} by itself {record['exit_after_eof_s']:.2f} s after EOF")
+
+
+def _writer_in_pipe_write(record: dict) -> bool:
+    last = record["samples"][-1] if record["samples"] else {"threads": []}
+    return any(t["syscall"].get("name") == "write" and (t["wchan"] or "").endswith("pipe_write") for t in last["threads"])

@@ -1,0 +1,34 @@
+"""L3: a connect rejected by ClientSessionGroup leaks its transport and child.
+
+connect_to_server in mcp/client/session_group.py starts the transport and
+initialises the session, then _aggregate_components raises on a duplicate
+tool name before the session is recorded. The session stack stays entered on
+the group's exit stack: the child lives until the whole group closes, and the
+caller holds no handle to disconnect it.
+"""
+
+from __future__ import annotations
+
+from stdio_probe.driver import checkpoint, run_driver
+from stdio_probe.model import Finding, Options, Sdk
+
+ID = "L3"
+TITLE = "rejected connect leaks its transport and child process"
+SECOND_TOOLS = {"bug": "dup", "control": "other"}
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    """Connect A (tool dup), then B: dup (rejected) in the bug arm, distinct in the control."""
+    return run_driver(sdk, ["rejected-connect", "--second-tools", SECOND_TOOLS[arm]], options)
+
+
+def assess(record: dict) -> Finding:
+    """Shown when more children are alive than the group records sessions."""
+    after = checkpoint(record, "after_second_connect")
+    closed = checkpoint(record, "after_group_close")
+    if after is None or closed is None:
+        return Finding(None, "driver did not reach its checkpoints")
+    sessions, children = after["facts"]["sessions"], len(after["children"])
+    rejected = "rejected" if after["facts"]["error"] else "accepted"
+    note = f"second connect {rejected}: {sessions} sessions, {children} children; {len(closed['children'])} after close"
+    return Finding(children > sessions, note)

@@ -1,0 +1,32 @@
+"""L4: ghost tools survive disconnect after a session is re-registered.
+
+_aggregate_components in mcp/client/session_group.py merges each
+registration's tools into the group's tables but overwrites the session's
+reverse index. disconnect_from_server removes only the names in the current
+index, so tools from the earlier registration stay in group.tools.
+"""
+
+from __future__ import annotations
+
+from stdio_probe.driver import checkpoint, run_driver
+from stdio_probe.model import Finding, Options, Sdk
+
+ID = "L4"
+TITLE = "ghost tools survive disconnect after re-registration"
+REGISTRATIONS = {"bug": 2, "control": 1}
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    """Register a caller-owned session (server lists old, then new) once or twice, then disconnect."""
+    return run_driver(sdk, ["reregister", "--registrations", str(REGISTRATIONS[arm])], options)
+
+
+def assess(record: dict) -> Finding:
+    """Shown when tools remain in group.tools after the only session disconnected."""
+    registered = checkpoint(record, "after_registration")
+    after = checkpoint(record, "after_disconnect")
+    if registered is None or after is None:
+        return Finding(None, "driver did not reach its checkpoints")
+    left = after["facts"]["tools"]
+    note = f"tools {registered['facts']['tools']} registered, {left or 'none'} left after disconnect"
+    return Finding(bool(left), note)

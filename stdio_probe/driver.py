@@ -1,0 +1,85 @@
+"""Run a client driver and observe the process tree at each of its checkpoints.
+
+The driver reports SDK-side facts as JSON lines on a report pipe and blocks
+until acknowledged; while it holds still, the probe counts its live children
+from /proc itself, so the child count never depends on the SDK's own account.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import time
+
+import psutil
+
+from stdio_probe.model import Options, Sdk
+from stdio_probe.spawn import spawn
+
+DRIVER = "driver_session_group.py"
+
+
+def live_children(pid: int) -> list[dict]:
+    """The driver's descendants that are alive (zombies are exited processes)."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    out = []
+    for child in children:
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                out.append({"pid": child.pid, "cmdline": " ".join(child.cmdline())[-160:]})
+        except psutil.NoSuchProcess:
+            continue
+    return out
+
+
+def run_driver(sdk: Sdk, args: list[str], options: Options) -> dict:
+    """Spawn the driver, answer its checkpoints, and return the raw record (error set on a timeout)."""
+    report_r, report_w = os.pipe()
+    ack_r, ack_w = os.pipe()
+    fd_args = ["--report-fd", str(report_w), "--ack-fd", str(ack_r)]
+    child = spawn(sdk.python, DRIVER, [*fd_args, *args], sdk.env, pass_fds=(report_w, ack_r))
+    os.close(report_w)
+    os.close(ack_r)
+    checkpoints: list[dict] = []
+    error = None
+    try:
+        with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
+            pending = b""
+            while True:
+                ready, _, _ = select.select([report], [], [], options.window)
+                if not ready:
+                    error = f"driver reached no checkpoint within {options.window:g} s"
+                    break
+                chunk = os.read(report.fileno(), 65536)
+                if not chunk:
+                    if not checkpoints or checkpoints[-1]["checkpoint"] != "done":
+                        error = "driver exited before its last checkpoint"
+                    break
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    point = json.loads(line)
+                    point["t"] = round(time.monotonic() - child.started, 3)
+                    point["children"] = live_children(child.pid)
+                    checkpoints.append(point)
+                    ack.write(b"k")
+                if checkpoints and checkpoints[-1]["checkpoint"] == "done":
+                    break
+        if not child.wait_self_exit(options.window):
+            child.stop()
+    finally:
+        child.stop()
+    record = {"checkpoints": checkpoints, **child.record()}
+    if error is None and record["exit_code"] != 0:
+        error = f"driver exited {record['exit_code']}"
+    if error:
+        record["error"] = error
+    return record
+
+
+def checkpoint(record: dict, name: str) -> dict | None:
+    """The named checkpoint of a driver record, if it was reached."""
+    return next((p for p in record["checkpoints"] if p["checkpoint"] == name), None)

@@ -1,0 +1,84 @@
+"""results.json: the metadata of this run, the runs, and an atomic write.
+
+SCHEMA_VERSION history:
+  1  first contract: metadata, runs[] with case, sdk, verdict, reason, arms.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+from stdio_probe import __version__, sample
+from stdio_probe.model import Options
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
+
+
+def default_pipe_capacity() -> int:
+    """The capacity of a fresh pipe on this host (64 KiB by Linux default)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        return sample.pipe_fill(read_fd)["capacity"]
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+
+
+def metadata(options: Options, argv: list[str], started: datetime.datetime) -> dict:
+    """Facts about this host and this invocation, hoisted out of the runs."""
+    return {
+        "probe_version": __version__,
+        "started": started.isoformat(timespec="seconds"),
+        "finished": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "argv": argv,
+        "platform": platform.platform(),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "probe_python": platform.python_version(),
+        "pipe_capacity": default_pipe_capacity(),
+        "method": options.method,
+        "window_s": options.window,
+    }
+
+
+def results(meta: dict, runs: list[dict]) -> dict:
+    return {"schema_version": SCHEMA_VERSION, "metadata": meta, "runs": runs}
+
+
+def check_writable(path: Path) -> None:
+    """Raise OSError now, before anything is spawned, if path cannot be written later."""
+    folder = path.resolve().parent
+    if not folder.is_dir():
+        raise OSError(f"folder {folder} does not exist")
+    if path.is_dir():
+        raise OSError(f"{path} is a folder")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OSError(f"{path} is not writable")
+
+
+def write_atomic(path: Path, document: dict) -> None:
+    """Write beside the target, then rename: a reader sees the old file or the whole new one."""
+    folder = path.resolve().parent
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(document, out, indent=2, sort_keys=True)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def main_argv() -> list[str]:
+    return [Path(sys.argv[0]).name, *sys.argv[1:]]

@@ -1,0 +1,49 @@
+"""The matrix loop: every (SDK, case, arm), concurrently in the fast method, then a verdict per case."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from stdio_probe.cases import ARMS, CASES
+from stdio_probe.decide import decide
+from stdio_probe.model import Options, Sdk
+
+FAST_PARALLEL_ARMS = 4
+
+# on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
+ArmListener = Callable[[str, str, str, str, str], None]
+
+
+def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListener) -> dict:
+    """One arm; a failure of the probe itself becomes the arm's error, never a lost run."""
+    on_arm(sdk.spec, case_id, arm, "running", "")
+    started = time.time()
+    try:
+        record = CASES[case_id].run_arm(arm, sdk, options)
+    except Exception as exc:
+        record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+    record["started_at"] = started
+    record["duration_s"] = round(time.time() - started, 3)
+    note = record.get("error") or CASES[case_id].assess(record).note
+    on_arm(sdk.spec, case_id, arm, "done", note)
+    return record
+
+
+def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
+    """Run every arm and decide each case; the window method runs arms one at a time, as the article did."""
+    jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id in case_ids for arm in ARMS]
+    workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {(i, c, a): pool.submit(run_arm, sdks[i], c, a, options, on_arm) for i, c, a in jobs}
+        records = {job: future.result() for job, future in futures.items()}
+    runs = []
+    for i, sdk in enumerate(sdks):
+        for case_id in case_ids:
+            arms = {arm: records[(i, case_id, arm)] for arm in ARMS}
+            runs.append(
+                {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **decide(CASES[case_id], arms), "arms": arms}
+            )
+    return runs

@@ -1,0 +1,153 @@
+"""Read process state from /proc: states, threads, pipes, marked processes.
+
+Everything here is a plain reading with a timestamp; nothing decides. The one
+interpretation kept here is what a syscall's arguments say about its timeout,
+because that is a fact about the kernel ABI, not about any case.
+"""
+
+from __future__ import annotations
+
+import array
+import fcntl
+import os
+import platform
+import termios
+import time
+from pathlib import Path
+
+F_GETPIPE_SZ = 1032
+
+# Blocking syscalls whose timeout argument we can read: nr -> (name, timeout arg index, kind).
+# kind "ms": an int, negative means forever; "ptr": a pointer, NULL means forever.
+_WAITS = {
+    "x86_64": {
+        232: ("epoll_wait", 3, "ms"),
+        281: ("epoll_pwait", 3, "ms"),
+        441: ("epoll_pwait2", 3, "ptr"),
+        202: ("futex", 3, "ptr"),
+        7: ("poll", 2, "ms"),
+        271: ("ppoll", 2, "ptr"),
+    },
+    "aarch64": {
+        22: ("epoll_pwait", 3, "ms"),
+        441: ("epoll_pwait2", 3, "ptr"),
+        98: ("futex", 3, "ptr"),
+        73: ("ppoll", 2, "ptr"),
+    },
+}
+_WRITE = {"x86_64": 1, "aarch64": 64}
+ARCH = platform.machine()
+
+
+def _read(path: Path | str) -> str | None:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def proc_state(pid: int) -> str | None:
+    """The one-letter state from /proc/<pid>/stat, or None when the process is gone."""
+    stat = _read(f"/proc/{pid}/stat")
+    return stat.rsplit(")", 1)[1].split()[0] if stat else None
+
+
+def is_live(pid: int) -> bool:
+    state = proc_state(pid)
+    return state is not None and state not in ("Z", "X")
+
+
+def describe_syscall(line: str | None) -> dict:
+    """Parse /proc/<pid>/task/<tid>/syscall into name, args, and whether it waits with no timeout."""
+    if line is None:
+        return {"readable": False}
+    fields = line.split()
+    if fields[0] == "running":
+        return {"readable": True, "running": True}
+    nr, args = int(fields[0]), [int(a, 16) for a in fields[1:7]]
+    entry = {"readable": True, "nr": nr, "args": [hex(a) for a in args]}
+    if nr == _WRITE.get(ARCH):
+        entry.update(name="write", fd=args[0])
+    elif nr in _WAITS.get(ARCH, {}):
+        name, index, kind = _WAITS[ARCH][nr]
+        value = args[index]
+        forever = value == 0 if kind == "ptr" else value >= 2**31  # a negative int timeout
+        entry.update(name=name, no_timeout=forever)
+    return entry
+
+
+def threads(pid: int) -> list[dict]:
+    """Per-thread state, wchan and syscall; unreadable fields come back as None."""
+    out = []
+    try:
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return out
+    for tid in tids:
+        base = f"/proc/{pid}/task/{tid}"
+        stat = _read(f"{base}/stat")
+        out.append(
+            {
+                "tid": tid,
+                "state": stat.rsplit(")", 1)[1].split()[0] if stat else None,
+                "wchan": _read(f"{base}/wchan"),
+                "syscall": describe_syscall((_read(f"{base}/syscall") or "").strip() or None),
+            }
+        )
+    return out
+
+
+def snapshot(pid: int, since: float) -> dict:
+    """One timestamped sample of a process: state and threads."""
+    return {"t": round(time.monotonic() - since, 3), "state": proc_state(pid), "threads": threads(pid)}
+
+
+def pipe_fill(read_fd: int) -> dict:
+    """Bytes buffered in a pipe (FIONREAD on our read end) against its capacity."""
+    buffered = array.array("i", [0])
+    fcntl.ioctl(read_fd, termios.FIONREAD, buffered)
+    return {"buffered": buffered[0], "capacity": fcntl.fcntl(read_fd, F_GETPIPE_SZ)}
+
+
+def fd_target(pid: int, fd: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}")
+    except OSError:
+        return None
+
+
+def pipe_readers(inode: int) -> list[int]:
+    """Pids holding the read end of pipe inode open, from every /proc/<pid>/fd."""
+    target, readers = f"pipe:[{inode}]", set()
+    for pid in _pids():
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            if fd_target(pid, int(fd)) != target:
+                continue
+            info = _read(f"/proc/{pid}/fdinfo/{fd}") or ""
+            flags = next((int(line.split()[1], 8) for line in info.splitlines() if line.startswith("flags:")), 0)
+            if flags & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR):
+                readers.add(pid)
+    return sorted(readers)
+
+
+def marked_processes(name: str, value: str) -> list[dict]:
+    """Live processes whose environment carries name=value."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for pid in _pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and is_live(pid):
+            cmdline = (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").strip()
+            found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline[:200]})
+    return found
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]

@@ -1,0 +1,60 @@
+"""The probe's side of a server's pipes: send JSON-RPC lines, read stdout when told to."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from stdio_probe.spawn import Child
+
+
+def send(child: Child, message: dict) -> None:
+    """Write one newline-delimited JSON-RPC message to the child's stdin."""
+    child.popen.stdin.write((json.dumps(message) + "\n").encode())
+    child.popen.stdin.flush()
+
+
+def close_stdin(child: Child) -> float:
+    """Close the child's stdin (EOF for the server); returns when, on the monotonic clock."""
+    child.popen.stdin.close()
+    return time.monotonic()
+
+
+class StdoutReader:
+    """Drains a child's stdout in a thread, counting bytes and keeping parsed lines."""
+
+    def __init__(self, child: Child) -> None:
+        self.child = child
+        self.bytes = 0
+        self.messages: list[dict] = []
+        self.eof = threading.Event()
+        self.changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        pending = b""
+        stream = self.child.popen.stdout
+        while chunk := stream.read1(65536):
+            with self.changed:
+                self.bytes += len(chunk)
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    try:
+                        self.messages.append(json.loads(line))
+                    except ValueError:
+                        self.messages.append({"unparsed": line[:200].decode("utf-8", "replace")})
+                self.changed.notify_all()
+        with self.changed:
+            self.eof.set()
+            self.changed.notify_all()
+
+    def wait_for(self, predicate, timeout: float) -> bool:
+        """Wait until predicate(self) holds or EOF, at most timeout seconds; returns predicate(self)."""
+        with self.changed:
+            self.changed.wait_for(lambda: predicate(self) or self.eof.is_set(), timeout)
+            return bool(predicate(self))
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
