@@ -1,0 +1,42 @@
+"""Shared fixtures: the pinned SDK, its fixed copies, and a guard against leaked processes."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from stdio_probe import spawn
+from stdio_probe.sdk import resolve
+from tests.sdk_fixes import fixed_sdk
+
+
+@pytest.fixture(scope="session")
+def pinned():
+    return resolve()
+
+
+@pytest.fixture(scope="session")
+def fixed(pinned, tmp_path_factory):
+    """fixed(case_id) -> an Sdk copy of the pinned mcp with that one defect patched out."""
+    made = {}
+
+    def make(case_id: str):
+        if case_id not in made:
+            made[case_id] = fixed_sdk(tmp_path_factory.mktemp("sdk"), case_id, pinned)
+        return made[case_id]
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes():
+    """Fail any test that leaves a process carrying this run's marker alive (then reap it)."""
+    yield
+    deadline = time.monotonic() + 3.0
+    while spawn.run_processes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = spawn.run_processes()
+    if left:
+        spawn.reap_all()
+        pytest.fail(f"test left processes alive: {left}")

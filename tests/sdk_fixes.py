@@ -1,0 +1,116 @@
+"""Throwaway SDK copies, each with one defect fixed by a small targeted patch.
+
+The installed mcp package is copied and edited; the copy shadows the real one
+through PYTHONPATH in the fixtures' interpreter. A probe that still reports a
+case reproduced against its fix cannot fail, and is broken.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from stdio_probe.model import Sdk
+from stdio_probe.sdk import resolve
+
+# L1: write stdout without a thread (non-blocking fd, awaited in the event loop),
+# and bound the writer once stdin reaches EOF: the server gives up on unsent
+# output and exits by itself a couple of seconds after EOF.
+FIX_L1 = {
+    "server/stdio.py": [
+        (
+            "        async def stdin_reader():\n            try:\n                async with read_stream_writer:\n"
+            "                    async for line in stdin:",
+            "        writer_scope = anyio.CancelScope()\n\n"
+            "        async def stdin_reader():\n            try:\n                async with read_stream_writer:\n"
+            "                    async for line in stdin:",
+        ),
+        (
+            "                        session_message = SessionMessage(message)\n"
+            "                        await read_stream_writer.send(session_message)\n",
+            "                        session_message = SessionMessage(message)\n"
+            "                        await read_stream_writer.send(session_message)\n"
+            "                writer_scope.deadline = anyio.current_time() + 2.0\n",
+        ),
+        (
+            "                async with write_stream_reader:\n"
+            "                    async for session_message in write_stream_reader:\n"
+            "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
+            "                        await stdout.write(json + \"\\n\")\n"
+            "                        await stdout.flush()\n",
+            "                fd = stdout.wrapped.buffer.fileno()\n"
+            "                os.set_blocking(fd, False)\n"
+            "                with writer_scope:\n"
+            "                  async with write_stream_reader:\n"
+            "                    async for session_message in write_stream_reader:\n"
+            "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
+            "                        data = (json + \"\\n\").encode()\n"
+            "                        while data:\n"
+            "                            try:\n"
+            "                                data = data[os.write(fd, data):]\n"
+            "                            except BlockingIOError:\n"
+            "                                await anyio.wait_writable(fd)\n",
+        ),
+    ]
+}
+
+# L2: a message that cannot be serialised is dropped; the writer and the session live on.
+FIX_L2 = {
+    "server/stdio.py": [
+        (
+            "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n",
+            "                        try:\n"
+            "                            json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
+            "                        except ValueError:\n"
+            "                            continue\n",
+        )
+    ]
+}
+
+# L3: a connect whose components are rejected closes the transport it opened.
+FIX_L3 = {
+    "client/session_group.py": [
+        (
+            "        return await self.connect_with_session(server_info, session)\n",
+            "        try:\n"
+            "            return await self.connect_with_session(server_info, session)\n"
+            "        except Exception:\n"
+            "            await self._session_exit_stacks.pop(session).aclose()\n"
+            "            raise\n",
+        )
+    ]
+}
+
+# L4: re-registration extends the session's reverse index instead of overwriting it.
+FIX_L4 = {
+    "client/session_group.py": [
+        (
+            "        self._sessions[session] = component_names\n",
+            "        previous = self._sessions.get(session)\n"
+            "        if previous is not None:\n"
+            "            component_names.prompts |= previous.prompts\n"
+            "            component_names.resources |= previous.resources\n"
+            "            component_names.tools |= previous.tools\n"
+            "        self._sessions[session] = component_names\n",
+        )
+    ]
+}
+
+FIXES = {"L1": FIX_L1, "L2": FIX_L2, "L3": FIX_L3, "L4": FIX_L4}
+
+
+def fixed_sdk(root: Path, case_id: str, base: Sdk) -> Sdk:
+    """A copy of base's mcp package with case_id's fix applied, as an Sdk."""
+    source = Path(base.facts["mcp_path"]).parent
+    target = root / f"fix-{case_id}"
+    shutil.copytree(source, target / "mcp", ignore=shutil.ignore_patterns("__pycache__"))
+    for relative, edits in FIXES[case_id].items():
+        path = target / "mcp" / relative
+        text = path.read_text()
+        for old, new in edits:
+            assert text.count(old) == 1, f"fix for {case_id} no longer applies to {relative}"
+            text = text.replace(old, new)
+        path.write_text(text)
+    sdk = resolve(spec=f"{base.facts['version']}+fix-{case_id}", env={"PYTHONPATH": str(target)})
+    assert sdk.facts["mcp_path"].startswith(str(target)), "the patched copy does not shadow the installed mcp"
+    return sdk
