@@ -70,10 +70,28 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    console = Console(stderr=False)
+    """Run the probe; every exit path, a signal included, reaps what the run spawned."""
     errors = Console(stderr=True)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        args = parse_args(sys.argv[1:] if argv is None else argv)
+        return _run(sys.argv[1:] if argv is None else argv, errors)
+    except KeyboardInterrupt:
+        spawn.reap_all()
+        errors.print("interrupted: every process reaped, no results written")
+        return EXIT_SIGINT
+    except Terminated:
+        spawn.reap_all()
+        errors.print("terminated: every process reaped, no results written")
+        return EXIT_SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        spawn.reap_all()
+
+
+def _run(argv: list[str], errors: Console) -> int:
+    console = Console()
+    try:
+        args = parse_args(argv)
         if args.list:
             for case_id, case in CASES.items():
                 console.print(f"{case_id}  {case.TITLE}")
@@ -92,26 +110,13 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
 
     options = Options(window=args.window, method=args.method)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     started = datetime.datetime.now(datetime.UTC)
-    try:
-        rows = [(sdk.spec, case_id, arm) for case_id in case_ids for arm in ARMS]
-        with report.LiveArms(console, rows) as live:
-            runs = runner.run_matrix([sdk], case_ids, options, live)
-        leftovers = spawn.reap_all()
-        meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
-        record.write_atomic(args.out, record.results(meta, runs))
-    except KeyboardInterrupt:
-        spawn.reap_all()
-        errors.print("interrupted: every process reaped, no results written")
-        return EXIT_SIGINT
-    except Terminated:
-        spawn.reap_all()
-        errors.print("terminated: every process reaped, no results written")
-        return EXIT_SIGTERM
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        spawn.reap_all()
+    rows = [(sdk.spec, case_id, arm) for case_id in case_ids for arm in ARMS]
+    with report.LiveArms(console, rows) as live:
+        runs = runner.run_matrix([sdk], case_ids, options, live)
+    leftovers = spawn.reap_all()
+    meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
+    record.write_atomic(args.out, record.results(meta, runs))
     console.print(report.summary(runs))
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")

@@ -54,14 +54,19 @@ def results(meta: dict, runs: list[dict]) -> dict:
 
 
 def check_writable(path: Path) -> None:
-    """Raise OSError now, before anything is spawned, if path cannot be written later."""
+    """Raise OSError now, before anything is spawned, if path cannot be written later.
+
+    Tries a real file in the target folder: permission bits say nothing for root or on /proc.
+    """
+    if path.is_dir():
+        raise OSError(f"{path} is a folder")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise OSError(f"{path} is not writable")
     folder = path.resolve().parent
     if not folder.is_dir():
         raise OSError(f"folder {folder} does not exist")
-    if path.is_dir():
-        raise OSError(f"{path} is a folder")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise OSError(f"{path} is not writable")
+    with tempfile.NamedTemporaryFile(prefix=f".{path.name}.", dir=folder):
+        pass
 
 
 def write_atomic(path: Path, document: dict) -> None:

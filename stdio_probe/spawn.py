@@ -22,7 +22,7 @@ from pathlib import Path
 from stdio_probe import sample
 
 MARKER = "PROBE_RUN_ID"
-RUN_ID = uuid.uuid4().hex
+RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose it, to find our tree
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
@@ -38,7 +38,7 @@ class Child:
     popen: subprocess.Popen
     started: float
     stderr_file: object = field(repr=False)
-    ended_by: str | None = None
+    ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
 
     @property
     def pid(self) -> int:
@@ -55,7 +55,6 @@ class Child:
             self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
             return False
-        self.ended_by = self.ended_by or "self"
         return True
 
     def stop(self) -> None:
@@ -79,7 +78,7 @@ class Child:
             "pid": self.pid,
             "exit_code": code,
             "signal": signal.Signals(-code).name if code is not None and code < 0 else None,
-            "ended_by": self.ended_by,
+            "ended_by": self.ended_by or ("self" if code is not None else None),
             "stderr": self.stderr_text(),
         }
 
@@ -102,8 +101,8 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
 
 
 def run_processes() -> list[dict]:
-    """The live (non-zombie) processes carrying this run's marker."""
-    return sample.marked_processes(MARKER, RUN_ID)
+    """The live (non-zombie) processes carrying this run's marker, the probe itself excepted."""
+    return [p for p in sample.marked_processes(MARKER, RUN_ID) if p["pid"] != os.getpid()]
 
 
 def reap_all() -> int:

@@ -36,7 +36,7 @@ FIX_L1 = {
             "                async with write_stream_reader:\n"
             "                    async for session_message in write_stream_reader:\n"
             "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
-            "                        await stdout.write(json + \"\\n\")\n"
+            '                        await stdout.write(json + "\\n")\n'
             "                        await stdout.flush()\n",
             "                fd = stdout.wrapped.buffer.fileno()\n"
             "                os.set_blocking(fd, False)\n"
@@ -44,7 +44,7 @@ FIX_L1 = {
             "                  async with write_stream_reader:\n"
             "                    async for session_message in write_stream_reader:\n"
             "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
-            "                        data = (json + \"\\n\").encode()\n"
+            '                        data = (json + "\\n").encode()\n'
             "                        while data:\n"
             "                            try:\n"
             "                                data = data[os.write(fd, data):]\n"

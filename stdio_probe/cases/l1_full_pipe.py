@@ -122,4 +122,6 @@ def assess(record: dict) -> Finding:
 
 def _writer_in_pipe_write(record: dict) -> bool:
     last = record["samples"][-1] if record["samples"] else {"threads": []}
-    return any(t["syscall"].get("name") == "write" and (t["wchan"] or "").endswith("pipe_write") for t in last["threads"])
+    return any(
+        t["syscall"].get("name") == "write" and (t["wchan"] or "").endswith("pipe_write") for t in last["threads"]
+    )

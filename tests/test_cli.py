@@ -1,0 +1,112 @@
+"""The command line as a user meets it: real runs, bad input, signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from stdio_probe import cli, sample
+from stdio_probe.cases import CASES
+from stdio_probe.record import SCHEMA_PATH
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
+
+
+def probe(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*PROBE, *args], capture_output=True, text=True, timeout=120, cwd=ROOT, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def full_run(tmp_path_factory) -> dict:
+    """One real default run of every case through the CLI, shared by the tests that read its output."""
+    out = tmp_path_factory.mktemp("run") / "results.json"
+    done = probe("--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return {"stdout": done.stdout, "results": json.loads(out.read_text())}
+
+
+def test_full_run_reproduces_every_case_on_pinned_sdk(full_run):
+    runs = full_run["results"]["runs"]
+    assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(CASES, "reproduced"), [
+        run["reason"] for run in runs
+    ]
+    assert full_run["results"]["metadata"]["leftover_processes"] == 0
+
+
+def test_results_match_the_schema(full_run):
+    jsonschema.validate(full_run["results"], json.loads(SCHEMA_PATH.read_text()))
+
+
+def test_summary_table_says_what_was_seen(full_run):
+    assert "reproduced" in full_run["stdout"] and "65536/65536" in full_run["stdout"]
+
+
+def test_only_runs_just_those_cases(tmp_path):
+    out = tmp_path / "r.json"
+    done = probe("--only", "l2,L4", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert [run["case"] for run in json.loads(out.read_text())["runs"]] == ["L2", "L4"]
+
+
+def test_list_names_every_case():
+    done = probe("--list")
+    assert done.returncode == 0
+    assert [line.split()[0] for line in done.stdout.splitlines()] == list(CASES)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--only", "L9"], "unknown case L9"),
+        (["--only", ","], "selects no case"),
+        (["--window", "0"], "--window must be a positive"),
+        (["--window", "soon"], "invalid float value"),
+        (["--out", "/nonexistent/dir/r.json"], "does not exist"),
+        (["--out", "/proc/r.json"], "--out"),
+        (["--method", "slow"], "invalid choice"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, message, tmp_path):
+    previous = tmp_path / "results.json"
+    previous.write_text("previous")
+    done = probe(*args, "--out", str(previous)) if "--out" not in args else probe(*args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
+    assert previous.read_text() == "previous"
+
+
+def test_non_linux_host_is_refused(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert cli.main(["--only", "L1"]) == 2
+    assert "needs Linux" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_mid_run_reaps_everything_and_keeps_old_results(sig, code, tmp_path):
+    out = tmp_path / "results.json"
+    out.write_text("previous")
+    run_id = f"signal-test-{uuid.uuid4().hex}"
+    env = {**os.environ, "PROBE_RUN_ID": run_id}
+    proc = subprocess.Popen([*PROBE, "--out", str(out)], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while len(sample.marked_processes("PROBE_RUN_ID", run_id)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the probe and its fixtures and drivers are up: the run is mid-arm
+    assert len(sample.marked_processes("PROBE_RUN_ID", run_id)) >= 4, "the probe spawned nothing"
+    proc.send_signal(sig)
+    try:
+        assert proc.wait(15) == code
+    finally:
+        proc.kill()
+    assert sample.marked_processes("PROBE_RUN_ID", run_id) == []
+    assert out.read_text() == "previous"
+    assert proc.stderr.read().count("\n") == 1
