@@ -79,6 +79,9 @@ def write_atomic(path: Path, document: dict) -> None:
             out.write("\n")
             out.flush()
             os.fsync(out.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 is for the temporary name only
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -58,18 +58,15 @@ class Child:
         return True
 
     def stop(self) -> None:
-        """SIGTERM, then SIGKILL after a bound; records which one ended it."""
-        for sig, name in ((signal.SIGTERM, "SIGTERM"), (signal.SIGKILL, "SIGKILL")):
+        """SIGTERM to its group, then SIGKILL after a bound; records which one ended it."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
             if self.popen.poll() is not None:
                 return
             with suppress(ProcessLookupError):
                 os.killpg(self.pid, sig)
-            try:
+            with suppress(subprocess.TimeoutExpired):
                 self.popen.wait(TERM_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-            self.ended_by = self.ended_by or name
-        self.popen.wait()
+                self.ended_by = sig.name
 
     def record(self) -> dict:
         """The raw exit facts of this child."""

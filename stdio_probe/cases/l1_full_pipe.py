@@ -114,8 +114,8 @@ def assess(record: dict) -> Finding:
             how += f", pipe {pipe['buffered']}/{pipe['capacity']}"
         if _writer_in_pipe_write(record):
             how += ", writer thread in pipe write"
-        if "exited_after_drain" in record:
-            how += ", exited after drain" if record["exited_after_drain"] else ", still alive after drain"
+        if record.get("exited_after_drain"):
+            return Finding(True, f"{how}, exited {record['exit_code']} once drained")
         return Finding(True, f"{how}, ended by {record['ended_by']}")
     return Finding(False, f"exited {record['exit_code']} by itself {record['exit_after_eof_s']:.2f} s after EOF")
 
