@@ -14,10 +14,12 @@ import time
 
 import psutil
 
+from stdio_probe import sample
 from stdio_probe.model import Options, Sdk
 from stdio_probe.spawn import spawn
 
 DRIVER = "driver_session_group.py"
+IDLE_BOUNDS_CAP = 6
 
 
 def live_children(pid: int) -> list[dict]:
@@ -50,9 +52,8 @@ def run_driver(sdk: Sdk, args: list[str], options: Options) -> dict:
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
             pending = b""
             while True:
-                ready, _, _ = select.select([report], [], [], options.window)
-                if not ready:
-                    error = f"driver reached no checkpoint within {options.window:g} s"
+                if not _wait_readable(report, child.pid, options.window):
+                    error = f"driver made no progress and reached no checkpoint for {options.window:g} s"
                     break
                 chunk = os.read(report.fileno(), 65536)
                 if not chunk:
@@ -78,6 +79,29 @@ def run_driver(sdk: Sdk, args: list[str], options: Options) -> dict:
     if error:
         record["error"] = error
     return record
+
+
+def _wait_readable(report, pid: int, idle_bound: float) -> bool:
+    """Wait for the report pipe while the driver's tree makes progress.
+
+    The bound counts only time in which neither the driver nor its children
+    used any CPU: a busy machine slows start-up but cannot turn it into a hang,
+    while a driver stuck in a sleep or a wait is called out after idle_bound.
+    The total wait is capped at IDLE_BOUNDS_CAP bounds.
+    """
+    started = last_progress = time.monotonic()
+    last_cpu = _tree_cpu(pid)
+    while time.monotonic() - last_progress < idle_bound and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound:
+        if select.select([report], [], [], 0.1)[0]:
+            return True
+        cpu = _tree_cpu(pid)
+        if cpu > last_cpu:
+            last_cpu, last_progress = cpu, time.monotonic()
+    return False
+
+
+def _tree_cpu(pid: int) -> float:
+    return sample.cpu_seconds(pid) + sum(sample.cpu_seconds(child["pid"]) for child in live_children(pid))
 
 
 def checkpoint(record: dict, name: str) -> dict | None:

@@ -52,6 +52,15 @@ def proc_state(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[0] if stat else None
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time the process has used (0.0 once it is gone)."""
+    stat = _read(f"/proc/{pid}/stat")
+    if not stat:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def is_live(pid: int) -> bool:
     state = proc_state(pid)
     return state is not None and state not in ("Z", "X")

@@ -8,7 +8,7 @@ import pytest
 
 from stdio_probe import spawn
 from stdio_probe.sdk import resolve
-from tests.sdk_fixes import fixed_sdk
+from tests.sdk_fixes import BREAKS, FIXES, patched_sdk
 
 
 @pytest.fixture(scope="session")
@@ -16,17 +16,27 @@ def pinned():
     return resolve()
 
 
+def _patched(pinned, tmp_path_factory, patches: dict, prefix: str):
+    made = {}
+
+    def make(name: str):
+        if name not in made:
+            made[name] = patched_sdk(tmp_path_factory.mktemp("sdk"), f"{prefix}{name}", patches[name], pinned)
+        return made[name]
+
+    return make
+
+
 @pytest.fixture(scope="session")
 def fixed(pinned, tmp_path_factory):
     """fixed(case_id) -> an Sdk copy of the pinned mcp with that one defect patched out."""
-    made = {}
+    return _patched(pinned, tmp_path_factory, FIXES, "fix-")
 
-    def make(case_id: str):
-        if case_id not in made:
-            made[case_id] = fixed_sdk(tmp_path_factory.mktemp("sdk"), case_id, pinned)
-        return made[case_id]
 
-    return make
+@pytest.fixture(scope="session")
+def broken(pinned, tmp_path_factory):
+    """broken(name) -> an Sdk copy of the pinned mcp broken as BREAKS[name] says."""
+    return _patched(pinned, tmp_path_factory, BREAKS, "")
 
 
 @pytest.fixture(autouse=True)

@@ -99,18 +99,29 @@ FIX_L4 = {
 FIXES = {"L1": FIX_L1, "L2": FIX_L2, "L3": FIX_L3, "L4": FIX_L4}
 
 
-def fixed_sdk(root: Path, case_id: str, base: Sdk) -> Sdk:
-    """A copy of base's mcp package with case_id's fix applied, as an Sdk."""
+def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], base: Sdk) -> Sdk:
+    """A copy of base's mcp package with edits applied (file -> [(old, new)]), as an Sdk."""
     source = Path(base.facts["mcp_path"]).parent
-    target = root / f"fix-{case_id}"
+    target = root / name
     shutil.copytree(source, target / "mcp", ignore=shutil.ignore_patterns("__pycache__"))
-    for relative, edits in FIXES[case_id].items():
+    for relative, replacements in edits.items():
         path = target / "mcp" / relative
         text = path.read_text()
-        for old, new in edits:
-            assert text.count(old) == 1, f"fix for {case_id} no longer applies to {relative}"
+        for old, new in replacements:
+            assert text.count(old) == 1, f"{name} no longer applies to {relative}"
             text = text.replace(old, new)
         path.write_text(text)
-    sdk = resolve(spec=f"{base.facts['version']}+fix-{case_id}", env={"PYTHONPATH": str(target)})
+    sdk = resolve(spec=f"{base.facts['version']}+{name}", env={"PYTHONPATH": str(target)})
     assert sdk.facts["mcp_path"].startswith(str(target)), "the patched copy does not shadow the installed mcp"
     return sdk
+
+
+# Broken SDKs, for the probe's own fault handling: each breaks an arm in a way no case expects.
+BREAKS = {
+    # a client module that hangs at import: the driver never reaches a checkpoint
+    "hang-client": {"client/session_group.py": [('"""SessionGroup', 'import time\ntime.sleep(600)\n"""SessionGroup')]},
+    # a server transport that dies at import: the fixture exits before serving anything
+    "crash-server": {
+        "server/stdio.py": [('"""Stdio server transport', 'raise SystemExit(3)\n"""Stdio server transport')]
+    },
+}
