@@ -1,0 +1,198 @@
+"""The host contract: rules a host can enforce around the MCP Python SDK without forking it.
+
+Each function prevents one of the probe's cases (L1-L4) and is proven against
+the unpatched SDK by that case's `mitigated` arm. Import it, or copy it: it
+needs only the standard library. It never imports mcp at module level (the
+probe's parent process must not); the group helpers take the group as a
+parameter and touch only what they name below.
+
+  shutdown_child       L1  close stdin, drain stdout to EOF, bounded wait, SIGTERM, SIGKILL
+  connect_or_close     L3  a rejected connect_to_server closes the transport it opened
+  disconnect_verified  L4  disconnect, then remove tools still routed to the gone session
+  sanitize_outbound    L2  replace lone surrogates before a payload reaches the writer
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.client.session_group import ClientSessionGroup, ClientSessionParameters, ServerParameters
+
+log = logging.getLogger(__name__)
+
+EndedBy = Literal["self", "SIGTERM", "SIGKILL"]
+Payload = TypeVar("Payload")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class Shutdown:
+    """How a child ended: the step that ended it (None: it survived SIGKILL's bound), and when.
+
+    steps lists each transition as (step, seconds since stdin was closed).
+    """
+
+    pid: int
+    ended_by: EndedBy | None
+    exit_code: int | None
+    elapsed_s: float
+    stdout_bytes: int
+    stdout_eof: bool
+    steps: list[tuple[str, float]] = field(default_factory=list)
+
+
+def shutdown_child(
+    proc: subprocess.Popen,
+    exit_bound: float = 10.0,
+    term_bound: float = 2.0,
+    kill_bound: float = 2.0,
+    on_output: Callable[[bytes], None] | None = None,
+) -> Shutdown:
+    """Prevents L1 (a server that never exits on stdin EOF because its stdout is unread).
+
+    Closes stdin, then reads stdout until EOF (passing each chunk to on_output)
+    while waiting at most exit_bound seconds for the process to exit by itself;
+    then SIGTERM and term_bound more seconds of draining and waiting; then
+    SIGKILL and kill_bound. Logs every escalation with the pid and returns
+    which step ended the process. Signals go to proc.pid only: a host that put
+    the server in its own process group and wants the tree gone signals the
+    group itself afterwards. stdout is read through its file descriptor, so
+    bytes already held in proc.stdout's own buffer are not counted.
+    """
+    started = time.monotonic()
+    result = Shutdown(proc.pid, None, None, 0.0, 0, proc.stdout is None)
+    if proc.stdin is not None:
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:  # unflushed bytes for a reader that is gone
+            pass
+    result.steps.append(("close stdin", 0.0))
+    bounds: list[tuple[EndedBy, signal.Signals | None, float]] = [
+        ("self", None, exit_bound),
+        ("SIGTERM", signal.SIGTERM, term_bound),
+        ("SIGKILL", signal.SIGKILL, kill_bound),
+    ]
+    for step, sig, bound in bounds:
+        if sig is not None:
+            log.warning("pid %d still alive after %.1f s: sending %s", proc.pid, time.monotonic() - started, step)
+            try:
+                os.kill(proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            result.steps.append((step, round(time.monotonic() - started, 3)))
+        deadline = time.monotonic() + bound
+        if not result.stdout_eof:
+            _drain(proc, deadline, result, on_output)
+        try:
+            proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            continue
+        result.ended_by = step
+        break
+    result.exit_code = proc.returncode
+    result.elapsed_s = round(time.monotonic() - started, 3)
+    result.steps.append(("exited" if result.ended_by else "alive", result.elapsed_s))
+    if result.ended_by != "self":
+        log.warning("pid %d: ended by %s after %.1f s", proc.pid, result.ended_by or "nothing", result.elapsed_s)
+    return result
+
+
+OutputSink = Callable[[bytes], None]
+
+
+def _drain(proc: subprocess.Popen, deadline: float, result: Shutdown, on_output: OutputSink | None) -> None:
+    """Read proc's stdout until EOF or the deadline; counts into result."""
+    fd = proc.stdout.fileno()
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            result.stdout_eof = True
+            return
+        result.stdout_bytes += len(chunk)
+        if on_output is not None:
+            on_output(chunk)
+
+
+async def connect_or_close(
+    group: ClientSessionGroup,
+    server_params: ServerParameters,
+    session_params: ClientSessionParameters | None = None,
+) -> ClientSession:
+    """Prevents L3 (a connect the group rejects leaves its transport and child running).
+
+    Calls group.connect_to_server. When it raises, every session the group
+    opened during the call but did not record (the rejected one: the caller
+    was never given a handle) is passed to group.disconnect_from_server, which
+    closes its transport; then the original exception is re-raised, with a
+    note saying how many were closed. Finding that session reads the group's
+    private _session_exit_stacks; on an SDK without it nothing is closed and the
+    note says so. Do not run other connects on the same group concurrently.
+    """
+    opened_before = set(getattr(group, "_session_exit_stacks", {}))
+    try:
+        return await group.connect_to_server(server_params, session_params)
+    except Exception as exc:
+        opened = getattr(group, "_session_exit_stacks", None)
+        if opened is None:
+            exc.add_note("host_contract: this SDK's group keeps no _session_exit_stacks; close the group to reclaim")
+            raise
+        recorded = set(group.sessions)
+        orphans = [s for s in opened if s not in opened_before and s not in recorded]
+        for orphan in orphans:
+            await group.disconnect_from_server(orphan)
+        log.warning("connect rejected (%s): closed %d transport(s) it had opened", exc, len(orphans))
+        exc.add_note(f"host_contract: closed {len(orphans)} transport(s) the rejected connect opened")
+        raise
+
+
+async def disconnect_verified(group: ClientSessionGroup, session: ClientSession) -> list[str]:
+    """Prevents L4 (tools of a re-registered session survive its disconnect).
+
+    Calls group.disconnect_from_server, then verifies the tool table: every
+    tool the group still routes to the disconnected session is a ghost, and is
+    removed from group.tools and from the routing table. Returns the ghost
+    names removed (empty when the SDK cleaned up itself). The routes are the
+    group's private _tool_to_session; on an SDK without it no ghost is found,
+    and the caller's own check of group.tools is what catches them.
+    """
+    await group.disconnect_from_server(session)
+    routes = getattr(group, "_tool_to_session", {})
+    ghosts = sorted(name for name, owner in routes.items() if owner is session)
+    for name in ghosts:
+        del routes[name]
+        group.tools.pop(name, None)
+    if ghosts:
+        log.warning("disconnect left ghost tools %s; removed", ghosts)
+    return ghosts
+
+
+def sanitize_outbound(payload: Payload) -> Payload:
+    """Prevents L2 (one lone-surrogate string kills the server's writer and the session).
+
+    Returns payload with every lone surrogate in every str (dict keys included,
+    through dicts, lists and tuples) replaced by U+FFFD, so the SDK's
+    model_dump_json() cannot fail on it. os.fsdecode() of a non-UTF-8 filename
+    is the usual source: b"bad-\\xff-name" decodes to "bad-\\udcff-name".
+    Other values pass through unchanged.
+    """
+    if isinstance(payload, str):
+        return _LONE_SURROGATE.sub("\ufffd", payload)
+    if isinstance(payload, dict):
+        return {sanitize_outbound(k): sanitize_outbound(v) for k, v in payload.items()}
+    if isinstance(payload, list | tuple):
+        return type(payload)(sanitize_outbound(v) for v in payload)
+    return payload
