@@ -2,6 +2,9 @@
 
 SCHEMA_VERSION history:
   1  first contract: metadata, runs[] with case, sdk, verdict, reason, arms.
+  2  arms.mitigated (the bug's trigger with stdio_probe.host_contract applied) and
+     runs[].mitigation {"held": bool|null, "note": str}; the verdict still comes
+     from bug and control only.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 from stdio_probe import __version__, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
 
 

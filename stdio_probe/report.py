@@ -47,13 +47,18 @@ class LiveArms:
         return table
 
 
+MITIGATION = {True: "[green]held[/]", False: "[bold red]not held[/]", None: "[yellow]no evidence[/]"}
+
+
 def summary(runs: list[dict]) -> Table:
-    """One row per (SDK, case): the verdict and, in a few words, what each arm showed."""
+    """One row per (SDK, case): the verdict, what bug and control showed, and whether the host contract held."""
     table = Table(title="stdio lifecycle probe", show_lines=True)
-    for column in ("sdk", "case", "verdict", "what was seen"):
+    for column in ("sdk", "case", "verdict", "what was seen", "host contract (mitigated arm)"):
         table.add_column(column, overflow="fold")
     for run in runs:
         style = STYLES[run["verdict"]]
         sdk = f"{run['sdk']['spec']} ({run['sdk'].get('version', '?')})"
-        table.add_row(sdk, run["case"], f"[{style}]{run['verdict']}[/]", run["reason"])
+        held = run["mitigation"]
+        contract = f"{MITIGATION[held['held']]}: {held['note']}"
+        table.add_row(sdk, run["case"], f"[{style}]{run['verdict']}[/]", run["reason"], contract)
     return table

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from stdio_probe.cases import ARMS, CASES
-from stdio_probe.decide import decide
+from stdio_probe.decide import decide, mitigation
 from stdio_probe.model import Options, Sdk
 
 FAST_PARALLEL_ARMS = 4
@@ -43,7 +43,10 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     for i, sdk in enumerate(sdks):
         for case_id in case_ids:
             arms = {arm: records[(i, case_id, arm)] for arm in ARMS}
+            case = CASES[case_id]
+            verdict = decide(case, arms)
+            held = mitigation(case, arms["mitigated"])
             runs.append(
-                {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **decide(CASES[case_id], arms), "arms": arms}
+                {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **verdict, "mitigation": held, "arms": arms}
             )
     return runs

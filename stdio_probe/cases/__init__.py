@@ -3,4 +3,5 @@
 from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
 
 CASES = {case.ID: case for case in (l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools)}
-ARMS = ("bug", "control")
+# bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied
+ARMS = ("bug", "control", "mitigated")

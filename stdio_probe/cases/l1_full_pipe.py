@@ -4,6 +4,9 @@ mcp/server/stdio.py writes each message with stdout.write + stdout.flush in a
 worker thread. With the client not reading, a response larger than the pipe
 blocks that thread in write(2); stdin EOF then cancels the writer task, and
 the cancellation waits for a thread that only a reader can release.
+
+The mitigated arm is the host rule: host_contract.shutdown_child closes stdin,
+drains stdout until EOF and waits on a bound, escalating only if it must.
 """
 
 from __future__ import annotations
@@ -11,8 +14,9 @@ from __future__ import annotations
 import time
 
 from stdio_probe import hang, sample, wire
+from stdio_probe.host_contract import shutdown_child
 from stdio_probe.model import Finding, Options, Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import TERM_GRACE, Child, spawn
 
 ID = "L1"
 TITLE = "full-pipe hang: no exit on stdin EOF while stdout is unread"
@@ -24,7 +28,10 @@ EXIT_AFTER_DRAIN = 5.0
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
-    """bug: stdout never read; control: stdout drained. Both: one big response, then EOF."""
+    """bug: stdout never read; control: stdout drained; mitigated: unread, then shutdown_child.
+
+    Every arm: one big response, then EOF.
+    """
     child = spawn(sdk.python, "fixture_stdio_writer.py", ["--payload-bytes", str(PAYLOAD_BYTES)], sdk.env)
     record: dict = {"stdout_read": arm == "control"}
     try:
@@ -33,6 +40,8 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
         record["in_flight"] = _wait_in_flight(child, reader, options.window)
         if options.method == "window":
             time.sleep(PRE_EOF_DELAY)
+        if arm == "mitigated":
+            return {**record, **_shut_down(child, options), **child.record()}
         eof_at = wire.close_stdin(child)
         record["eof_at_s"] = round(eof_at - child.started, 3)
         record.update(_observe_after_eof(child, eof_at, options, prove=reader is None))
@@ -49,6 +58,24 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     finally:
         child.stop()
     return {**record, **child.record()}
+
+
+def _shut_down(child: Child, options: Options) -> dict:
+    """The host contract in place of the plain close: it closes stdin, drains, waits a bound, escalates."""
+    eof_at = time.monotonic()
+    done = shutdown_child(child.popen, exit_bound=options.window, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
+    child.ended_by = done.ended_by
+    by_itself = done.ended_by == "self"
+    return {
+        "shutdown": {"ended_by": done.ended_by, "steps": done.steps, "stdout_eof": done.stdout_eof},
+        "eof_at_s": round(eof_at - child.started, 3),
+        "decided_by": "shutdown_child",
+        "decided_after_eof_s": done.elapsed_s,
+        "alive_at_decision": not by_itself,
+        "exit_after_eof_s": done.elapsed_s if by_itself else None,
+        "samples": [],
+        "stdout_bytes": done.stdout_bytes,
+    }
 
 
 def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: float) -> dict:

@@ -5,6 +5,9 @@ model_dump_json() fails inside the server's stdout_writer in
 mcp/server/stdio.py, where only anyio.ClosedResourceError is caught: the
 writer task dies, the task group tears the session down, and the valid
 message queued after the bad one is never delivered.
+
+The mitigated arm sends the bug arm's name with the server passing every
+outbound payload through host_contract.sanitize_outbound first.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from stdio_probe.spawn import spawn
 
 ID = "L2"
 TITLE = "lone surrogate kills the server writer and the session"
-NAMES = {"bug": b"bad-\xff-name", "control": b"good-name"}
+NAMES = {"bug": b"bad-\xff-name", "control": b"good-name", "mitigated": b"bad-\xff-name"}
 VALID_AFTER = "valid-after-bad"
 _EXCEPTION = re.compile(r"^[ |+]*([A-Za-z_][\w.]*(?:Error|Exception|ExceptionGroup)):", re.M)
 
@@ -25,6 +28,8 @@ _EXCEPTION = re.compile(r"^[ |+]*([A-Za-z_][\w.]*(?:Error|Exception|ExceptionGro
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """One request; the response carries the arm's name; a valid notification follows; then EOF."""
     args = ["--name-hex", NAMES[arm].hex(), "--then-notify", VALID_AFTER]
+    if arm == "mitigated":
+        args.append("--sanitize")
     child = spawn(sdk.python, "fixture_stdio_writer.py", args, sdk.env)
     try:
         reader = wire.StdoutReader(child)

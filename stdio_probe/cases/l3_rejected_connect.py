@@ -5,6 +5,9 @@ initialises the session, then _aggregate_components raises on a duplicate
 tool name before the session is recorded. The session stack stays entered on
 the group's exit stack: the child lives until the whole group closes, and the
 caller holds no handle to disconnect it.
+
+The mitigated arm makes the same rejected connect through
+host_contract.connect_or_close, which closes the transport it opened.
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L3"
 TITLE = "rejected connect leaks its transport and child process"
-SECOND_TOOLS = {"bug": "dup", "control": "other"}
+SECOND_TOOLS = {"bug": "dup", "control": "other", "mitigated": "dup"}
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
-    """Connect A (tool dup), then B: dup (rejected) in the bug arm, distinct in the control."""
-    return run_driver(sdk, ["rejected-connect", "--second-tools", SECOND_TOOLS[arm]], options)
+    """Connect A (tool dup), then B: dup (rejected) in the bug and mitigated arms, distinct in the control."""
+    contract = ["--contract"] if arm == "mitigated" else []
+    return run_driver(sdk, [*contract, "rejected-connect", "--second-tools", SECOND_TOOLS[arm]], options)
 
 
 def assess(record: dict) -> Finding:
@@ -31,4 +35,5 @@ def assess(record: dict) -> Finding:
     sessions, children = after["facts"]["sessions"], len(after["children"])
     rejected = "rejected" if after["facts"]["error"] else "accepted"
     note = f"second connect {rejected}: {sessions} sessions, {children} children; {len(closed['children'])} after close"
+    note += "".join(f"; {n}" for n in after["facts"].get("notes", []))
     return Finding(children > sessions, note)

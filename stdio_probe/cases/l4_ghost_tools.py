@@ -4,6 +4,10 @@ _aggregate_components in mcp/client/session_group.py merges each
 registration's tools into the group's tables but overwrites the session's
 reverse index. disconnect_from_server removes only the names in the current
 index, so tools from the earlier registration stay in group.tools.
+
+The mitigated arm re-registers as the bug arm does and disconnects through
+host_contract.disconnect_verified, which removes what the group still routes
+to the gone session.
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L4"
 TITLE = "ghost tools survive disconnect after re-registration"
-REGISTRATIONS = {"bug": 2, "control": 1}
+REGISTRATIONS = {"bug": 2, "control": 1, "mitigated": 2}
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """Register a caller-owned session (server lists old, then new) once or twice, then disconnect."""
-    return run_driver(sdk, ["reregister", "--registrations", str(REGISTRATIONS[arm])], options)
+    contract = ["--contract"] if arm == "mitigated" else []
+    return run_driver(sdk, [*contract, "reregister", "--registrations", str(REGISTRATIONS[arm])], options)
 
 
 def assess(record: dict) -> Finding:
@@ -29,4 +34,6 @@ def assess(record: dict) -> Finding:
         return Finding(None, "driver did not reach its checkpoints")
     left = after["facts"]["tools"]
     note = f"tools {registered['facts']['tools']} registered, {left or 'none'} left after disconnect"
+    if after["facts"].get("ghosts_removed"):
+        note += f" (disconnect_verified removed ghosts {after['facts']['ghosts_removed']})"
     return Finding(bool(left), note)
