@@ -43,6 +43,12 @@ def test_full_run_reproduces_every_case_on_pinned_sdk(full_run):
     assert full_run["results"]["metadata"]["leftover_processes"] == 0
 
 
+def test_host_contract_holds_on_every_case_of_pinned_sdk(full_run):
+    held = {run["case"]: run["mitigation"]["held"] for run in full_run["results"]["runs"]}
+    assert held == dict.fromkeys(CASES, True), [run["mitigation"]["note"] for run in full_run["results"]["runs"]]
+    assert "held" in full_run["stdout"]
+
+
 def test_results_match_the_schema(full_run):
     jsonschema.validate(full_run["results"], json.loads(SCHEMA_PATH.read_text()))
 

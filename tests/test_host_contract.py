@@ -1,0 +1,107 @@
+"""Each host-contract helper, against the real pinned SDK and against a child that ignores SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+
+from stdio_probe import sample, wire
+from stdio_probe.cases import l1_full_pipe, l3_rejected_connect, l4_ghost_tools
+from stdio_probe.driver import checkpoint
+from stdio_probe.host_contract import sanitize_outbound, shutdown_child
+from stdio_probe.model import Options
+from stdio_probe.spawn import spawn
+
+FAST = Options(window=10.0, method="fast")
+
+
+def _stubborn(pinned, *args: str):
+    """A child that ignores stdin EOF (and SIGTERM with --ignore-sigterm), once it says it is ready."""
+    child = spawn(pinned.python, "fixture_stubborn.py", list(args), {})
+    assert child.popen.stdout.readline() == b"ready\n"
+    return child
+
+
+def _pipe_fills(fd: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fill = sample.pipe_fill(fd)
+        if fill["buffered"] >= fill["capacity"]:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_shutdown_drains_the_real_sdk_server_until_it_exits_by_itself(pinned):
+    """L1's trigger: a response bigger than the pipe, stdout unread; the helper's drain lets it exit 0."""
+    child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
+    try:
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert _pipe_fills(child.popen.stdout.fileno(), timeout=10.0), "the response never filled the pipe"
+        done = shutdown_child(child.popen, exit_bound=5.0, term_bound=1.0)
+    finally:
+        child.stop()
+    assert (done.ended_by, done.exit_code, done.stdout_eof) == ("self", 0, True), done
+    assert done.stdout_bytes > l1_full_pipe.PAYLOAD_BYTES
+    assert [step for step, _ in done.steps] == ["close stdin", "exited"]
+
+
+def test_shutdown_escalates_to_sigterm_when_eof_is_ignored(pinned, caplog):
+    child = _stubborn(pinned)
+    try:
+        with caplog.at_level(logging.WARNING, logger="stdio_probe.host_contract"):
+            done = shutdown_child(child.popen, exit_bound=0.3, term_bound=2.0)
+    finally:
+        child.stop()
+    assert (done.ended_by, done.exit_code) == ("SIGTERM", -15), done
+    assert [step for step, _ in done.steps] == ["close stdin", "SIGTERM", "exited"]
+    assert any(f"pid {child.pid}" in message and "SIGTERM" in message for message in caplog.messages)
+
+
+def test_shutdown_reaches_sigkill_when_sigterm_is_ignored_and_says_so(pinned, caplog):
+    child = _stubborn(pinned, "--ignore-sigterm")
+    try:
+        with caplog.at_level(logging.WARNING, logger="stdio_probe.host_contract"):
+            done = shutdown_child(child.popen, exit_bound=0.3, term_bound=0.3)
+    finally:
+        child.stop()
+    assert (done.ended_by, done.exit_code) == ("SIGKILL", -9), done
+    assert [step for step, _ in done.steps] == ["close stdin", "SIGTERM", "SIGKILL", "exited"]
+    assert any(f"pid {child.pid}: ended by SIGKILL" in message for message in caplog.messages)
+
+
+def test_connect_or_close_closes_the_rejected_transport_of_the_real_sdk(pinned):
+    record = l3_rejected_connect.run_arm("mitigated", pinned, FAST)
+    after = checkpoint(record, "after_second_connect")
+    assert after["facts"]["error"].startswith("MCPError"), after
+    assert after["facts"]["notes"] == ["host_contract: closed 1 transport(s) the rejected connect opened"]
+    assert (after["facts"]["sessions"], len(after["children"])) == (1, 1)
+
+
+def test_disconnect_verified_removes_the_ghosts_of_the_real_sdk(pinned):
+    record = l4_ghost_tools.run_arm("mitigated", pinned, FAST)
+    registered, after = checkpoint(record, "after_registration"), checkpoint(record, "after_disconnect")
+    assert registered["facts"]["tools"] == ["new", "old"]
+    assert (after["facts"]["ghosts_removed"], after["facts"]["tools"]) == (["old"], [])
+
+
+def test_sanitize_outbound_replaces_every_lone_surrogate_and_nothing_else():
+    bad = "bad-\udcff-name"
+    payload = {"uri": bad, bad: [bad, ("\ud800", 1)], "ok": "naïve ✓ 𝄞", "n": None}
+    clean = sanitize_outbound(payload)
+    assert clean == {
+        "uri": "bad-\ufffd-name",
+        "bad-\ufffd-name": ["bad-\ufffd-name", ("\ufffd", 1)],
+        "ok": "naïve ✓ 𝄞",
+        "n": None,
+    }
+    json.dumps(clean, ensure_ascii=False).encode("utf-8")  # the step that fails inside the SDK's writer
+
+
+def test_host_contract_imports_without_mcp():
+    """The parent probe imports it and must never import mcp."""
+    code = "import sys, stdio_probe.host_contract; sys.exit('mcp' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=30).returncode == 0
