@@ -40,6 +40,7 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 class Shutdown:
     """How a child ended: the step that ended it (None: it survived SIGKILL's bound), and when.
 
+    stdout_eof is True once stdout reached EOF (and when it was not piped);
     steps lists each transition as (step, seconds since stdin was closed).
     """
 
@@ -183,8 +184,8 @@ async def disconnect_verified(group: ClientSessionGroup, session: ClientSession)
 def sanitize_outbound(payload: Payload) -> Payload:
     """Prevents L2 (one lone-surrogate string kills the server's writer and the session).
 
-    Returns payload with every lone surrogate in every str (dict keys included,
-    through dicts, lists and tuples) replaced by U+FFFD, so the SDK's
+    Returns a copy of payload with every lone surrogate in every str (dict keys
+    included, through dicts, lists and tuples) replaced by U+FFFD, so the SDK's
     model_dump_json() cannot fail on it. os.fsdecode() of a non-UTF-8 filename
     is the usual source: b"bad-\\xff-name" decodes to "bad-\\udcff-name".
     Other values pass through unchanged.
@@ -193,6 +194,8 @@ def sanitize_outbound(payload: Payload) -> Payload:
         return _LONE_SURROGATE.sub("\ufffd", payload)
     if isinstance(payload, dict):
         return {sanitize_outbound(k): sanitize_outbound(v) for k, v in payload.items()}
-    if isinstance(payload, list | tuple):
-        return type(payload)(sanitize_outbound(v) for v in payload)
+    if isinstance(payload, list):
+        return [sanitize_outbound(v) for v in payload]
+    if isinstance(payload, tuple):
+        return tuple(sanitize_outbound(v) for v in payload)
     return payload

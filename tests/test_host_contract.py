@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import subprocess
 import sys
 import time
 
+import pytest
+
 from stdio_probe import sample, wire
 from stdio_probe.cases import l1_full_pipe, l3_rejected_connect, l4_ghost_tools
 from stdio_probe.driver import checkpoint
-from stdio_probe.host_contract import sanitize_outbound, shutdown_child
+from stdio_probe.host_contract import connect_or_close, sanitize_outbound, shutdown_child
 from stdio_probe.model import Options
 from stdio_probe.spawn import spawn
 
@@ -79,6 +82,20 @@ def test_connect_or_close_closes_the_rejected_transport_of_the_real_sdk(pinned):
     assert after["facts"]["error"].startswith("MCPError"), after
     assert after["facts"]["notes"] == ["host_contract: closed 1 transport(s) the rejected connect opened"]
     assert (after["facts"]["sessions"], len(after["children"])) == (1, 1)
+
+
+def test_connect_or_close_says_so_when_the_group_keeps_no_handle():
+    """On an SDK whose group has no _session_exit_stacks the rule cannot hold: the error says so."""
+
+    class Group:
+        sessions: list = []
+
+        async def connect_to_server(self, server_params: object, session_params: object) -> None:
+            raise ValueError("rejected")
+
+    with pytest.raises(ValueError) as info:
+        asyncio.run(connect_or_close(Group(), object()))
+    assert "close the group to reclaim" in info.value.__notes__[0]
 
 
 def test_disconnect_verified_removes_the_ghosts_of_the_real_sdk(pinned):
