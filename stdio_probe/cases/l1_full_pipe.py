@@ -64,8 +64,8 @@ def _shut_down(child: Child, options: Options) -> dict:
     """The host contract in place of the plain close: it closes stdin, drains, waits a bound, escalates."""
     eof_at = time.monotonic()
     done = shutdown_child(child.popen, exit_bound=options.window, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
-    child.ended_by = done.ended_by
     by_itself = done.ended_by == "self"
+    child.ended_by = None if by_itself else done.ended_by  # Child keeps only the signal that ended it
     return {
         "shutdown": {"ended_by": done.ended_by, "steps": done.steps, "stdout_eof": done.stdout_eof},
         "eof_at_s": round(eof_at - child.started, 3),
