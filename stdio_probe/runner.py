@@ -38,7 +38,11 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {(i, c, a): pool.submit(run_arm, sdks[i], c, a, options, on_arm) for i, c, a in jobs}
-        records = {job: future.result() for job, future in futures.items()}
+        try:
+            records = {job: future.result() for job, future in futures.items()}
+        except BaseException:  # Ctrl-C or SIGTERM: start no further arm; the running ones end on their bounds
+            pool.shutdown(cancel_futures=True)
+            raise
     runs = []
     for i, sdk in enumerate(sdks):
         for case_id in case_ids:
