@@ -12,7 +12,7 @@ import time
 import pytest
 
 from stdio_probe import sample, wire
-from stdio_probe.cases import l1_full_pipe, l3_rejected_connect, l4_ghost_tools
+from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
 from stdio_probe.driver import checkpoint
 from stdio_probe.host_contract import connect_or_close, sanitize_outbound, shutdown_child
 from stdio_probe.model import Options
@@ -116,6 +116,13 @@ def test_sanitize_outbound_replaces_every_lone_surrogate_and_nothing_else():
         "n": None,
     }
     json.dumps(clean, ensure_ascii=False).encode("utf-8")  # the step that fails inside the SDK's writer
+
+
+def test_sanitized_payload_passes_the_real_sdk_writer_and_the_session_lives(pinned):
+    record = l2_surrogate.run_arm("mitigated", pinned, FAST)
+    [response] = [m for m in record["messages"] if m.get("id") == 1]
+    assert response["result"]["uri"] == "bad-\ufffd-name"
+    assert record["valid_message_arrived"] and record["exit_code"] == 0, record["stderr"]
 
 
 def test_host_contract_imports_without_mcp():
