@@ -38,12 +38,18 @@ def live_children(pid: int) -> list[dict]:
     return out
 
 
-def run_driver(sdk: Sdk, args: list[str], options: Options) -> dict:
-    """Spawn the driver, answer its checkpoints, and return the raw record (error set on a timeout)."""
+def run_driver(
+    sdk: Sdk, args: list[str], options: Options, script: str = DRIVER, step_timeout: float | None = None
+) -> dict:
+    """Spawn a driver script, answer its checkpoints, and return the raw record (error set on a timeout).
+
+    step_timeout is the no-progress bound on the wait for each checkpoint (default: the window).
+    """
+    step_timeout = options.window if step_timeout is None else step_timeout
     report_r, report_w = os.pipe()
     ack_r, ack_w = os.pipe()
     fd_args = ["--report-fd", str(report_w), "--ack-fd", str(ack_r)]
-    child = spawn(sdk.python, DRIVER, [*fd_args, *args], sdk.env, pass_fds=(report_w, ack_r))
+    child = spawn(sdk.python, script, [*fd_args, *args], sdk.env, pass_fds=(report_w, ack_r))
     os.close(report_w)
     os.close(ack_r)
     checkpoints: list[dict] = []
@@ -52,8 +58,8 @@ def run_driver(sdk: Sdk, args: list[str], options: Options) -> dict:
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
             pending = b""
             while True:
-                if not _wait_readable(report, child.pid, options.window):
-                    error = f"driver made no progress and reached no checkpoint for {options.window:g} s"
+                if not _wait_readable(report, child.pid, step_timeout):
+                    error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
                     break
                 chunk = os.read(report.fileno(), 65536)
                 if not chunk:

@@ -1,7 +1,15 @@
 """The cases, one module each; this registry is the only list of them."""
 
-from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
+from stdio_probe.cases import (
+    l1_full_pipe,
+    l2_surrogate,
+    l3_rejected_connect,
+    l4_ghost_tools,
+    l5_strict_decoding,
+)
 
-CASES = {case.ID: case for case in (l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools)}
+CASES = {
+    case.ID: case for case in (l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools, l5_strict_decoding)
+}
 # bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied
 ARMS = ("bug", "control", "mitigated")

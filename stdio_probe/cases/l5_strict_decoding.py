@@ -1,0 +1,66 @@
+"""L5: strict decoding withholds the fatal read error until the server's stdout ends.
+
+stdio_client in mcp/client/stdio.py decodes the server's stdout through
+TextReceiveStream(errors=server.encoding_error_handler), "strict" by default.
+A byte that is not UTF-8 raises UnicodeDecodeError out of `async for chunk in
+stdout`; the reader's finally then awaits _drain_stdout, which is shielded and
+reads until EOF. Until the drain returns, the read stream stays open, so the
+pending request neither gets its answer nor fails: only the end of the
+server's stdout (closed, or the process exited) or the caller's own bound ends
+it, and the decode error itself surfaces only when the transport exits.
+
+The probe measures, for a server that (stay) stays alive with stdout open,
+(close-stdout) closes stdout but stays alive, (exit) exits, how long after the
+answer's bytes were written the caller's await ended, and with what.
+"""
+
+from __future__ import annotations
+
+from stdio_probe.driver import checkpoint, run_driver
+from stdio_probe.model import Finding, Options, Sdk
+
+ID = "L5"
+TITLE = "strict decoding withholds the fatal read error until the server's stdout ends"
+DRIVER = "driver_decode.py"
+NAMES = {"bug": b"bad-\xff-name", "control": b"good-name"}
+CONDITIONS = ("stay", "close-stdout", "exit")
+HOLD = 2.0  # the caller's own bound on the request, fast method (window method: the whole window)
+AFTER_DELAY = 1.0  # answer written -> stdout closed / process exits, so "at the bad bytes" and "at EOF" differ
+STEP_SLACK = 15.0  # per condition: spawn, handshake, and the SDK's own shutdown escalation (about 4 s)
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    """The same tools/list exchange under the three server conditions; the answer's name is the arm's bytes."""
+    hold = HOLD if options.method == "fast" else options.window
+    args = ["--name-hex", NAMES[arm].hex(), "--hold", str(hold), "--after-delay", str(AFTER_DELAY)]
+    record = run_driver(sdk, args, options, script=DRIVER, step_timeout=hold + AFTER_DELAY + STEP_SLACK)
+    return {"name_hex": NAMES[arm].hex(), "hold_s": hold, "after_delay_s": AFTER_DELAY, **record}
+
+
+def assess(record: dict) -> Finding:
+    """Shown when, with the server alive and its stdout open, the request was still pending at the caller's bound."""
+    facts = {c: (checkpoint(record, c) or {}).get("facts") for c in CONDITIONS}
+    if any(f is None for f in facts.values()):
+        return Finding(None, "driver did not reach its checkpoints")
+    if any(f["eof_after_answer_s"] is None and c != "stay" for c, f in facts.items()) or not all(
+        any(e["event"] == "raw_answer_written" for e in f["timeline"]) for f in facts.values()
+    ):
+        return Finding(None, "fixture timeline incomplete (answer or stdout end not logged)")
+    note = "; ".join(f"{c}: {_describe(f, record['hold_s'])}" for c, f in facts.items())
+    return Finding(facts["stay"]["request"]["outcome"] == "pending", note)
+
+
+def _describe(facts: dict, hold: float) -> str:
+    request, left = facts["request"], facts["context_exit"]
+    if request["outcome"] == "pending":
+        text = f"no outcome within {hold:g} s"
+    else:
+        text = request.get("error") or request["outcome"]
+        if request["after_answer_s"] is not None:
+            text += f" after {request['after_answer_s']:.2f} s"
+        if request["after_eof_s"] is not None:
+            text += f" ({request['after_eof_s']:+.2f} s from stdout EOF)"
+    if left["leaves"]:
+        classes = sorted({leaf.split(":")[0] for leaf in left["leaves"]})
+        text += f", transport exit raised {'+'.join(classes)} at {left['after_answer_s']:.2f} s"
+    return text
