@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 
 from stdio_probe import record, report, runner, spawn
-from stdio_probe.cases import ARMS, CASES
+from stdio_probe.cases import CASES, arms_of
 from stdio_probe.model import Options
 from stdio_probe.sdk import SdkError, resolve
 
@@ -111,7 +111,7 @@ def _run(argv: list[str], errors: Console) -> int:
 
     options = Options(window=args.window, method=args.method)
     started = datetime.datetime.now(datetime.UTC)
-    rows = [(sdk.spec, case_id, arm) for case_id in case_ids for arm in ARMS]
+    rows = [(sdk.spec, case_id, arm) for case_id in case_ids for arm in arms_of(case_id)]
     with report.LiveArms(console, rows) as live:
         runs = runner.run_matrix([sdk], case_ids, options, live)
     leftovers = spawn.reap_all()

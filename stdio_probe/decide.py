@@ -8,17 +8,30 @@ from __future__ import annotations
 
 from types import ModuleType
 
+from stdio_probe.cases import ARMS
+
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "error", "not_applicable")
+RULE_ARMS = ("bug", "control")
 
 
 def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
-    """reproduced needs the bug arm to show the defect and the control arm not to."""
-    for name in ("bug", "control"):
+    """reproduced needs the bug arm to show the defect and the control arm not to.
+
+    An arm whose record says not_applicable (the SDK lacks what the case probes)
+    makes the case not_applicable. Arms beyond bug, control and mitigated add
+    what they showed to the reason and never change the verdict.
+    """
+    for name, record in arms.items():
+        if record.get("not_applicable"):
+            return {"verdict": "not_applicable", "reason": f"{name} arm: {record['not_applicable']}"}
+    for name in RULE_ARMS:
         record = arms[name]
         if record.get("error"):
             return {"verdict": "error", "reason": f"{name} arm: {record['error']}"}
     bug, control = case.assess(arms["bug"]), case.assess(arms["control"])
     seen = f"bug: {bug.note}; control: {control.note}"
+    extras = {name: record for name, record in arms.items() if name not in ARMS}
+    seen += "".join(f"; {name}: {record.get('error') or case.assess(record).note}" for name, record in extras.items())
     if bug.shown is None or control.shown is None:
         return {"verdict": "inconclusive", "reason": f"no evidence ({seen})"}
     if control.shown:

@@ -7,7 +7,7 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from stdio_probe.cases import ARMS, CASES
+from stdio_probe.cases import CASES, arms_of
 from stdio_probe.decide import decide, mitigation
 from stdio_probe.model import Options, Sdk
 
@@ -34,7 +34,7 @@ def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListe
 
 def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
     """Run every arm and decide each case; the window method runs arms one at a time, as the article did."""
-    jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id in case_ids for arm in ARMS]
+    jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id in case_ids for arm in arms_of(case_id)]
     workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {(i, c, a): pool.submit(run_arm, sdks[i], c, a, options, on_arm) for i, c, a in jobs}
@@ -46,7 +46,7 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     runs = []
     for i, sdk in enumerate(sdks):
         for case_id in case_ids:
-            arms = {arm: records[(i, case_id, arm)] for arm in ARMS}
+            arms = {arm: records[(i, case_id, arm)] for arm in arms_of(case_id)}
             case = CASES[case_id]
             verdict = decide(case, arms)
             held = mitigation(case, arms["mitigated"])

@@ -1,0 +1,81 @@
+"""L6: after a stdio reconnect, re-listening is not enough: the change made while down is not replayed.
+
+With 2026-07-28 subscriptions/listen (mcp/client/subscriptions.py: listen()
+enters once notifications/subscriptions/acknowledged arrives and yields only
+events that arrive afterwards; "There is no replay and no automatic re-listen"),
+a relaunched stdio server is a new process with no memory of the old stream. A
+host that re-sends listen and takes the ack as "in sync" keeps the palette it
+had before the outage; a tool removed while the server was down stays in it.
+
+Arms: bug (naive host), control (no outage: the change arrives as a
+notification), mitigated (supervisor: backoff, listen, ack, re-fetch, drop
+frames of the old stream), crash_loop (spawns in a fixed interval of a server
+that dies on start-up: naive reconnect loop against exponential backoff).
+An SDK without Client.listen makes every arm not_applicable.
+"""
+
+from __future__ import annotations
+
+from stdio_probe.driver import checkpoint, run_driver
+from stdio_probe.model import Finding, Options, Sdk
+
+ID = "L6"
+TITLE = "re-listen after a stdio reconnect: the change made while down is not replayed"
+DRIVER = "driver_listen.py"
+EXTRA_ARMS = ("crash_loop",)  # mitigated is one of ARMS
+CRASH_LOOP_INTERVAL = 2.0  # seconds each loop runs against the crashing server
+SCENARIOS = {
+    "bug": ["outage", "--host", "naive"],
+    "control": ["steady"],
+    "mitigated": ["outage", "--host", "supervisor"],
+    "crash_loop": ["crash-loop", "--interval", str(CRASH_LOOP_INTERVAL)],
+}
+STEP_TIMEOUT = 30.0  # the driver's own bounds: loss 5 s, relaunch 10 s, quiet 1 s, plus imports
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    record = {"scenario": SCENARIOS[arm][0], **run_driver(sdk, SCENARIOS[arm], options, DRIVER, STEP_TIMEOUT)}
+    if (na := checkpoint(record, "not_applicable")) is not None:
+        record["not_applicable"] = na["facts"]["reason"]
+    return record
+
+
+def assess(record: dict) -> Finding:
+    """Outage and steady arms: shown when the host's palette differs from what the server lists."""
+    if record.get("not_applicable"):
+        return Finding(None, record["not_applicable"])
+    if record["scenario"] == "crash-loop":
+        return _crash_loop(record)
+    settled = checkpoint(record, "settled")
+    if settled is None:
+        return Finding(None, "driver did not reach its checkpoints")
+    facts = settled["facts"]
+    if facts["outage"]:
+        down = checkpoint(record, "down")
+        if down["facts"]["server_alive"] or down["children"]:
+            return Finding(None, "the server was not down while its catalogue changed")
+    palette, served = set(facts["palette"]), set(facts["server_tools"])
+    ghosts, missing = sorted(palette - served), sorted(served - palette)
+    note = f"palette {facts['palette']}, server lists {facts['server_tools']}"
+    if ghosts:
+        note += f": shows {ghosts}, which no longer exist"
+    events = facts["events"]
+    note += f"; change events on {facts['subscription_ids'][-1]}: {events or 'none replayed'}"
+    note += f", {facts['host_lists']} tools/list by the host"
+    old = [f for f in facts["frames"] if f["subscription_id"] != facts["subscription_ids"][-1]]
+    if old:
+        dropped = sum(f["dropped"] for f in old)
+        note += f", {len(old)} late frame(s) of the old stream reached message_handler ({dropped} dropped)"
+    return Finding(bool(ghosts or missing), note)
+
+
+def _crash_loop(record: dict) -> Finding:
+    naive, supervised = checkpoint(record, "crash_loop_naive"), checkpoint(record, "crash_loop_supervisor")
+    if naive is None or supervised is None:
+        return Finding(None, "driver did not reach its checkpoints")
+    n, s = naive["facts"], supervised["facts"]
+    note = (
+        f"server dying on start-up, {n['interval_s']:g} s each: naive loop {n['spawns']} spawns, "
+        f"supervisor {s['spawns']} (delays {s['delays']})"
+    )
+    return Finding(n["spawns"] > s["spawns"], note)
