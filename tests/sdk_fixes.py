@@ -96,7 +96,43 @@ FIX_L4 = {
     ]
 }
 
-FIXES = {"L1": FIX_L1, "L2": FIX_L2, "L3": FIX_L3, "L4": FIX_L4}
+# L5: a decode error is surfaced to the session and ends its read stream at once;
+# only then does the reader drain the rest of stdout.
+FIX_L5 = {
+    "client/stdio.py": [
+        (
+            "                finally:\n                    await _drain_stdout(process)\n",
+            "                except UnicodeDecodeError as exc:\n"
+            "                    with suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):\n"
+            "                        await read_stream_writer.send(exc)\n"
+            "                    await read_stream_writer.aclose()\n"
+            "                finally:\n                    await _drain_stdout(process)\n",
+        )
+    ]
+}
+
+# L6: every new listen stream starts with a resync event for each list kind it honors
+# (nothing is replayed: the event says "refetch"), so a host that re-lists on events
+# re-lists after a reconnect without knowing it reconnected.
+FIX_L6 = {
+    "client/subscriptions.py": [
+        (
+            "        yield Subscription(route, request_id, route.honored, on_event)\n",
+            "        if route.honored.tools_list_changed:\n"
+            "            route.deliver(ToolsListChanged())\n"
+            "        yield Subscription(route, request_id, route.honored, on_event)\n",
+        )
+    ]
+}
+
+FIXES = {
+    "L1": FIX_L1,
+    "L2": FIX_L2,
+    "L3": FIX_L3,
+    "L4": FIX_L4,
+    "L5": FIX_L5,
+    "L6": FIX_L6,
+}
 
 
 def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], base: Sdk) -> Sdk:
@@ -116,8 +152,11 @@ def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], 
     return sdk
 
 
-# Broken SDKs, for the probe's own fault handling: each breaks an arm in a way no case expects.
+# Broken SDKs, for the probe's own fault handling: each breaks an arm in a way no case expects,
+# or removes what a case probes.
 BREAKS = {
+    # a Client without listen(), as in SDKs before subscriptions/listen: L6 is not_applicable
+    "without-listen": {"client/client.py": [("    def listen(\n", "    def _listen_removed(\n")]},
     # a client module that hangs at import: the driver never reaches a checkpoint
     "hang-client": {"client/session_group.py": [('"""SessionGroup', 'import time\ntime.sleep(600)\n"""SessionGroup')]},
     # a server transport that dies at import: the fixture exits before serving anything

@@ -39,3 +39,9 @@ def test_pinned_hang_is_decided_by_kernel_proof(pinned):
     assert run["verdict"] == "reproduced", run["reason"]
     assert bug["decided_by"] == "proof" and bug["proof"]["proven"]
     assert bug["exited_after_drain"], "draining the pipe should release the writer: the proof names the cause"
+
+
+def test_sdk_without_listen_is_not_applicable_for_l6(broken):
+    run = _run(broken("without-listen"), "L6", Options())
+    assert run["verdict"] == "not_applicable", run["reason"]
+    assert all(arm.get("not_applicable") for arm in run["arms"].values())

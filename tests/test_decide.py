@@ -1,0 +1,29 @@
+"""The verdict rule on hand-made records: not_applicable, extra arms, and the bug/control rule."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from stdio_probe.decide import decide
+from stdio_probe.model import Finding
+
+CASE = SimpleNamespace(assess=lambda record: Finding(record["shown"], record["note"]))
+
+
+def test_any_arm_not_applicable_makes_the_case_not_applicable():
+    arms = {"bug": {"not_applicable": "no listen"}, "control": {"shown": False, "note": "n"}}
+    assert decide(CASE, arms) == {"verdict": "not_applicable", "reason": "bug arm: no listen"}
+
+
+def test_extra_arms_add_their_note_but_never_the_verdict():
+    arms = {
+        "bug": {"shown": True, "note": "b"},
+        "control": {"shown": False, "note": "c"},
+        "mitigated": {"shown": True, "note": "m"},
+    }
+    assert decide(CASE, arms) == {"verdict": "reproduced", "reason": "bug: b; control: c; mitigated: m"}
+
+
+def test_control_showing_the_defect_is_inconclusive():
+    arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": True, "note": "c"}}
+    assert decide(CASE, arms)["verdict"] == "inconclusive"
