@@ -59,7 +59,8 @@ def _describe(facts: dict, hold: float) -> str:
         if request["after_answer_s"] is not None:
             text += f" after {request['after_answer_s']:.2f} s"
         if request["after_eof_s"] is not None:
-            text += f" ({request['after_eof_s']:+.2f} s from stdout EOF)"
+            gap = request["after_eof_s"]
+            text += f" ({abs(gap):.2f} s {'after' if gap >= 0 else 'before'} stdout EOF)"
     if left["leaves"]:
         classes = sorted({leaf.split(":")[0] for leaf in left["leaves"]})
         text += f", transport exit raised {'+'.join(classes)} at {left['after_answer_s']:.2f} s"
