@@ -1,4 +1,4 @@
-"""Reproduce the MCP Python SDK's stdio lifecycle defects L1-L4 and write results.json."""
+"""Reproduce the MCP Python SDK's stdio lifecycle defects L1-L6 and write results.json."""
 
 import sys
 
