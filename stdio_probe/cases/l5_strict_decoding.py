@@ -20,7 +20,7 @@ from stdio_probe.driver import checkpoint, run_driver
 from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L5"
-TITLE = "strict decoding withholds the fatal read error until the server's stdout ends"
+TITLE = "strict decoding withholds the fatal read error until stdout ends"
 DRIVER = "driver_decode.py"
 NAMES = {"bug": b"bad-\xff-name", "control": b"good-name"}
 CONDITIONS = ("stay", "close-stdout", "exit")

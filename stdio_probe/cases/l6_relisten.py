@@ -20,7 +20,7 @@ from stdio_probe.driver import checkpoint, run_driver
 from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L6"
-TITLE = "re-listen after a stdio reconnect: the change made while down is not replayed"
+TITLE = "re-listen after a stdio reconnect does not replay changes made while down"
 DRIVER = "driver_listen.py"
 EXTRA_ARMS = ("crash_loop",)  # mitigated is one of ARMS
 CRASH_LOOP_INTERVAL = 2.0  # seconds each loop runs against the crashing server
