@@ -30,7 +30,7 @@ SCENARIOS = {
     "mitigated": ["outage", "--host", "supervisor"],
     "crash_loop": ["crash-loop", "--interval", str(CRASH_LOOP_INTERVAL)],
 }
-STEP_TIMEOUT = 30.0  # the driver's own bounds: loss 5 s, relaunch 10 s, quiet 1 s, plus imports
+STEP_TIMEOUT = 15.0  # no-progress bound per checkpoint: above the driver's own longest wait (relaunch, 10 s)
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
