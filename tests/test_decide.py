@@ -19,9 +19,10 @@ def test_extra_arms_add_their_note_but_never_the_verdict():
     arms = {
         "bug": {"shown": True, "note": "b"},
         "control": {"shown": False, "note": "c"},
-        "mitigated": {"shown": True, "note": "m"},
+        "mitigated": {"shown": True, "note": "m"},  # judged by mitigation(), not in the reason
+        "crash_loop": {"shown": True, "note": "x"},
     }
-    assert decide(CASE, arms) == {"verdict": "reproduced", "reason": "bug: b; control: c; mitigated: m"}
+    assert decide(CASE, arms) == {"verdict": "reproduced", "reason": "bug: b; control: c; crash_loop: x"}
 
 
 def test_control_showing_the_defect_is_inconclusive():

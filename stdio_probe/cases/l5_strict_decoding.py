@@ -9,6 +9,10 @@ pending request neither gets its answer nor fails: only the end of the
 server's stdout (closed, or the process exited) or the caller's own bound ends
 it, and the decode error itself surfaces only when the transport exits.
 
+The mitigated arm is the bug's exchange with the host's rule applied: it
+passes encoding_error_handler="replace" in StdioServerParameters, so a bad
+byte becomes U+FFFD in the answer instead of a fatal error.
+
 The probe measures, for a server that (stay) stays alive with stdout open,
 (close-stdout) closes stdout but stays alive, (exit) exits, how long after the
 answer's bytes were written the caller's await ended, and with what.
@@ -22,7 +26,8 @@ from stdio_probe.model import Finding, Options, Sdk
 ID = "L5"
 TITLE = "strict decoding withholds the fatal read error until stdout ends"
 DRIVER = "driver_decode.py"
-NAMES = {"bug": b"bad-\xff-name", "control": b"good-name"}
+NAMES = {"bug": b"bad-\xff-name", "control": b"good-name", "mitigated": b"bad-\xff-name"}
+ERRORS = {"bug": "strict", "control": "strict", "mitigated": "replace"}  # encoding_error_handler
 CONDITIONS = ("stay", "close-stdout", "exit")
 HOLD = 2.0  # the caller's own bound on the request, fast method (window method: the whole window)
 AFTER_DELAY = 1.0  # answer written -> stdout closed / process exits, so "at the bad bytes" and "at EOF" differ
@@ -32,9 +37,10 @@ STEP_SLACK = 15.0  # per condition: spawn, handshake, and the SDK's own shutdown
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """The same tools/list exchange under the three server conditions; the answer's name is the arm's bytes."""
     hold = HOLD if options.method == "fast" else options.window
-    args = ["--name-hex", NAMES[arm].hex(), "--hold", str(hold), "--after-delay", str(AFTER_DELAY)]
+    args = ["--name-hex", NAMES[arm].hex(), "--errors", ERRORS[arm]]
+    args += ["--hold", str(hold), "--after-delay", str(AFTER_DELAY)]
     record = run_driver(sdk, args, options, script=DRIVER, step_timeout=hold + AFTER_DELAY + STEP_SLACK)
-    return {"name_hex": NAMES[arm].hex(), "hold_s": hold, "after_delay_s": AFTER_DELAY, **record}
+    return {"name_hex": NAMES[arm].hex(), "errors": ERRORS[arm], "hold_s": hold, "after_delay_s": AFTER_DELAY, **record}
 
 
 def assess(record: dict) -> Finding:
@@ -55,7 +61,7 @@ def _describe(facts: dict, hold: float) -> str:
     if request["outcome"] == "pending":
         text = f"no outcome within {hold:g} s"
     else:
-        text = request.get("error") or request["outcome"]
+        text = request.get("error") or f"{request['outcome']} {request.get('tools', '')}".strip()
         if request["after_answer_s"] is not None:
             text += f" after {request['after_answer_s']:.2f} s"
         if request["after_eof_s"] is not None:
