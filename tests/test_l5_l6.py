@@ -1,0 +1,61 @@
+"""What L5 and L6 observe on the pinned SDK, beyond the verdict: the raw facts their notes are built from."""
+
+from __future__ import annotations
+
+import pytest
+
+from stdio_probe.driver import checkpoint
+from stdio_probe.model import Options
+from stdio_probe.runner import run_matrix
+
+
+@pytest.fixture(scope="module")
+def runs(pinned) -> dict:
+    return {run["case"]: run for run in run_matrix([pinned], ["L5", "L6"], Options(), lambda *event: None)}
+
+
+def _l5(runs: dict, arm: str) -> dict:
+    record = runs["L5"]["arms"][arm]
+    return {c: checkpoint(record, c)["facts"] for c in ("stay", "close-stdout", "exit")}
+
+
+def test_l5_bad_bytes_fail_only_when_stdout_ends(runs):
+    bug = _l5(runs, "bug")
+    assert bug["stay"]["request"]["outcome"] == "pending"
+    for condition in ("close-stdout", "exit"):
+        request = bug[condition]["request"]
+        assert request["outcome"] == "error" and request["error"].startswith("MCPError")
+        assert 0 <= request["after_eof_s"] < 0.5, "the error follows stdout EOF, not the bad bytes"
+    for facts in bug.values():
+        assert [leaf.split(":")[0] for leaf in facts["context_exit"]["leaves"]] == ["UnicodeDecodeError"]
+
+
+def test_l5_control_and_mitigated_get_their_answer_at_once(runs):
+    for arm, name in (("control", "good-name"), ("mitigated", "bad-\ufffd-name")):
+        for facts in _l5(runs, arm).values():
+            assert facts["request"]["outcome"] == "result" and facts["request"]["tools"] == [name]
+            assert facts["request"]["after_answer_s"] < 0.5
+            assert facts["context_exit"]["error"] is None
+
+
+def test_l6_outage_facts(runs):
+    arms = runs["L6"]["arms"]
+    bug, mitigated = (checkpoint(arms[a], "settled")["facts"] for a in ("bug", "mitigated"))
+    assert bug["palette"] == ["keep", "old"] and bug["server_tools"] == ["keep", "new"] and bug["events"] == []
+    assert mitigated["palette"] == mitigated["server_tools"] == ["keep", "new"]
+    assert [f["dropped"] for f in mitigated["frames"] if f["subscription_id"] == mitigated["subscription_ids"][0]] == [
+        True
+    ]
+    for arm in ("bug", "mitigated"):
+        down = checkpoint(arms[arm], "down")
+        assert not down["facts"]["server_alive"] and down["children"] == []
+        assert down["facts"]["loss"]["end"].startswith("SubscriptionLost")
+
+
+def test_l6_crash_loop_backoff_spawns_fewer(runs):
+    record = runs["L6"]["arms"]["crash_loop"]
+    naive, supervised = (checkpoint(record, f"crash_loop_{n}")["facts"] for n in ("naive", "supervisor"))
+    assert not naive["connected"] and not supervised["connected"]
+    assert naive["spawns"] == naive["attempts"] and supervised["spawns"] == supervised["attempts"]
+    assert supervised["delays"][:4] == [0.1, 0.2, 0.4, 0.8] and supervised["spawns"] <= 5
+    assert naive["spawns"] > supervised["spawns"], "a tight loop respawns as fast as the server dies"
