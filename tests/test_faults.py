@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
+from stdio_probe import spawn
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
 
@@ -23,3 +25,22 @@ def test_server_that_dies_at_start_is_never_reproduced(broken):
     runs = run_matrix([broken("crash-server")], ["L1", "L2"], SHORT, lambda *event: None)
     assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"], [run["reason"] for run in runs]
     assert all(run["arms"]["bug"]["exit_code"] == 3 for run in runs)
+
+
+def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path):
+    """A grandchild in its own session, orphaned when its parent dies, is still found and killed."""
+    script = tmp_path / "orphan_maker.py"
+    script.write_text(
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = spawn.spawn(sys.executable, str(script), [], {})
+    deadline = time.monotonic() + 10
+    while len(spawn.run_processes()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child.stop()  # kills the parent's group only: the grandchild is re-parented, still alive
+    [orphan] = spawn.run_processes()
+    assert orphan["pid"] != child.pid
+    assert spawn.reap_all() == 1
+    assert spawn.run_processes() == []
