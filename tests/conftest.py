@@ -7,13 +7,13 @@ import time
 import pytest
 
 from stdio_probe import spawn
-from stdio_probe.sdk import resolve
+from stdio_probe.sdk import pinned as pinned_sdk
 from tests.sdk_fixes import BREAKS, FIXES, patched_sdk
 
 
 @pytest.fixture(scope="session")
 def pinned():
-    return resolve()
+    return pinned_sdk()
 
 
 def _patched(pinned, tmp_path_factory, patches: dict, prefix: str):

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from stdio_probe.model import Sdk
-from stdio_probe.sdk import resolve
+from stdio_probe.sdk import pinned
 
 # L1: write stdout without a thread (non-blocking fd, awaited in the event loop),
 # and bound the writer once stdin reaches EOF: the server gives up on unsent
@@ -147,7 +147,7 @@ def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], 
             assert text.count(old) == 1, f"{name} no longer applies to {relative}"
             text = text.replace(old, new)
         path.write_text(text)
-    sdk = resolve(spec=f"{base.facts['version']}+{name}", env={"PYTHONPATH": str(target)})
+    sdk = pinned(env={"PYTHONPATH": str(target)}, spec=f"{base.facts['version']}+{name}")
     assert sdk.facts["mcp_path"].startswith(str(target)), "the patched copy does not shadow the installed mcp"
     return sdk
 
