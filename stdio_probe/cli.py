@@ -115,7 +115,7 @@ def bisect_code(runs: list[dict]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the probe; every exit path, a signal included, reaps what the run spawned."""
-    errors = Console(stderr=True)
+    errors = Console(stderr=True, soft_wrap=True)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _run(sys.argv[1:] if argv is None else argv, errors)

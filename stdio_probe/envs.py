@@ -80,7 +80,11 @@ def content_hash(path: Path) -> str:
 
 
 class _Tool:
-    """uv when on PATH, else the standard venv module and pip: the commands that build an environment."""
+    """The commands that build an environment: uv when on PATH, else the venv module and pip.
+
+    Without uv, the environment gets no pip of its own (ensurepip costs seconds per environment):
+    this probe's pip installs into it through pip's --python option.
+    """
 
     def __init__(self) -> None:
         self.uv = shutil.which("uv")
@@ -89,12 +93,12 @@ class _Tool:
     def create(self, folder: Path, python: str) -> list[str]:
         if self.uv:
             return [self.uv, "venv", "--quiet", "--python", python, str(folder)]
-        return [python, "-m", "venv", str(folder)]
+        return [python, "-m", "venv", "--without-pip", str(folder)]
 
-    def pip(self, env_python: Path, *args: str) -> list[str]:
+    def pip(self, env_python: Path, command: str, *args: str) -> list[str]:
         if self.uv:
-            return [self.uv, "pip", args[0], "--quiet", "--python", str(env_python), *args[1:]]
-        return [str(env_python), "-m", "pip", args[0], "--quiet", *args[1:]]
+            return [self.uv, "pip", command, "--quiet", "--python", str(env_python), *args]
+        return [sys.executable, "-m", "pip", "--python", str(env_python), command, "--quiet", *args]
 
 
 def ensure(source: Source, cache: Path) -> tuple[str, dict]:

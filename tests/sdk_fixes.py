@@ -134,6 +134,17 @@ FIXES = {
     "L6": FIX_L6,
 }
 
+# Not a fix: an SDK generation without caller-owned sessions in the group (what L4 probes).
+WITHOUT_CONNECT_WITH_SESSION = {
+    "client/session_group.py": [
+        ("    async def connect_with_session(\n", "    async def _removed_connect_with_session(\n"),
+        (
+            "        return await self.connect_with_session(server_info, session)\n",
+            "        return await self._removed_connect_with_session(server_info, session)\n",
+        ),
+    ]
+}
+
 
 def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], base: Sdk) -> Sdk:
     """A copy of base's mcp package with edits applied (file -> [(old, new)]), as an Sdk."""
