@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 
+import jsonschema
 import pytest
 
 from stdio_probe import cli, envs
 from stdio_probe.cases import CASES
 from stdio_probe.model import Options
+from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.runner import run_matrix
 from tests.sdk_fixes import WITHOUT_CONNECT_WITH_SESSION, patched_sdk
 
@@ -66,8 +68,9 @@ def _broken_wheel(tmp_path) -> str:
 def test_one_bad_sdk_among_several_is_an_error_verdict_and_the_others_run(tmp_path):
     broken = _broken_wheel(tmp_path)
     assert _main(tmp_path, "--only", "L3", "--sdk", broken, "--python", sys.executable) == cli.EXIT_OK
-    runs = json.loads((tmp_path / "results.json").read_text())["runs"]
-    verdicts = {(run["sdk"]["spec"], run["sdk"]["source"]): run["verdict"] for run in runs}
+    results = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(results, json.loads(SCHEMA_PATH.read_text()))
+    verdicts = {(run["sdk"]["spec"], run["sdk"]["source"]): run["verdict"] for run in results["runs"]}
     assert verdicts == {(sys.executable, "interpreter"): "reproduced", (broken, "path"): "error"}
 
 
