@@ -112,7 +112,7 @@ def ensure(source: Source, cache: Path) -> tuple[str, dict]:
     if not _reusable(python, marker, base_version, tool.name):
         shutil.rmtree(folder, ignore_errors=True)
         _build(folder, tool, base, source)
-    elif marker["content_hash"] == wanted_hash:
+    elif marker.get("content_hash") == wanted_hash:
         return str(python), _env_facts(marker)
     else:  # a local source that changed: replace mcp, keep the rest
         _run(tool.pip(python, "uninstall", *(["--yes"] if tool.name == "pip" else []), "mcp"), source)
@@ -124,13 +124,13 @@ def ensure(source: Source, cache: Path) -> tuple[str, dict]:
 
 
 def _env_facts(marker: dict) -> dict:
-    return {"env_tool": marker["tool"], "content_hash": marker["content_hash"]}
+    return {"env_tool": marker["tool"], "content_hash": marker.get("content_hash")}
 
 
 def _name(source: Source, base: str, tool: str) -> str:
     identity = json.dumps([source.kind, source.target, os.path.realpath(base), tool])
-    label = source.target if source.kind == "pypi" else Path(source.target).name or "tree"
-    return f"mcp-{label}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
+    label = f"mcp-{source.target}" if source.kind == "pypi" else f"path-{Path(source.target).name}"
+    return f"{label}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
 
 
 def _prepare_cache(cache: Path) -> None:
