@@ -16,6 +16,7 @@ marked with CACHEDIR.TAG so backup tools skip it.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -102,10 +103,20 @@ class _Tool:
 
 
 def ensure(source: Source, cache: Path) -> tuple[str, dict]:
-    """The python of a valid environment for source (made or repaired as needed), and facts about the environment."""
-    tool, base, base_version = _Tool(), base_python(), platform.python_version()
+    """The python of a valid environment for source (made or repaired as needed), and facts about the environment.
+
+    An exclusive lock per environment keeps two probes sharing the cache from building it at once.
+    """
+    tool, base = _Tool(), base_python()
     _prepare_cache(cache)
     folder = cache / _name(source, base, tool.name)
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_locked(source, folder, tool, base)
+
+
+def _ensure_locked(source: Source, folder: Path, tool: _Tool, base: str) -> tuple[str, dict]:
+    base_version = platform.python_version()
     python = folder / "bin" / "python"
     wanted_hash = content_hash(Path(source.target)) if source.kind == "path" else None
     marker = _read_marker(folder)

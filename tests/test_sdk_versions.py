@@ -50,7 +50,8 @@ def test_pypi_version_that_does_not_exist_is_a_usage_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: cannot install mcp==99.99.99"), err
     assert not (tmp_path / "results.json").exists()
-    assert [p.name for p in (tmp_path / "envs").iterdir()] == ["CACHEDIR.TAG"], "a failed creation left a folder"
+    left = [p.name for p in (tmp_path / "envs").iterdir() if not p.name.endswith(".lock")]
+    assert left == ["CACHEDIR.TAG"], "a failed creation left a folder"
 
 
 def test_interpreter_without_mcp_is_a_usage_error(tmp_path, capsys):
@@ -84,6 +85,14 @@ def test_expectations_gate_mismatches_and_stale_entries(tmp_path, capsys):
     assert "mcp 9.9.9" in lines[1] and "nothing in this run checked it" in lines[1]
     expectations.write_text(json.dumps({"L3": "reproduced"}))
     assert _main(tmp_path, "--only", "L3", "--expect", str(expectations)) == cli.EXIT_OK
+
+
+def test_expectations_file_with_an_unknown_verdict_is_a_usage_error(tmp_path, capsys):
+    expectations = tmp_path / "expect.json"
+    expectations.write_text(json.dumps({"L3": "fixed"}))
+    assert _main(tmp_path, "--only", "L3", "--expect", str(expectations)) == cli.EXIT_USAGE
+    assert "'fixed' is not a verdict" in capsys.readouterr().err
+    assert not (tmp_path / "results.json").exists()
 
 
 @pytest.mark.parametrize(
