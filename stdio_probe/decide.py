@@ -41,6 +41,8 @@ def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
 
 def mitigation(case: ModuleType, record: dict) -> dict:
     """Whether the host contract held on the mitigated arm: held when the defect is not shown there."""
+    if record.get("not_applicable"):
+        return {"held": None, "note": f"mitigated arm: {record['not_applicable']}"}
     if record.get("error"):
         return {"held": None, "note": f"mitigated arm: {record['error']}"}
     finding = case.assess(record)

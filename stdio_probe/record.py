@@ -5,6 +5,9 @@ SCHEMA_VERSION history:
   2  arms.mitigated (the bug's trigger with stdio_probe.host_contract applied) and
      runs[].mitigation {"held": bool|null, "note": str}; the verdict still comes
      from bug and control only.
+  3  runs across SDKs: sdk.source ("pypi", "path", "interpreter") required, sdk.env_tool and
+     sdk.content_hash for SDK environments; an SDK that could not be made ready gives error runs
+     whose sdk has spec and source only and whose arms are {}; an arm may carry not_applicable.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 from stdio_probe import __version__, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
 
 

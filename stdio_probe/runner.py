@@ -27,7 +27,7 @@ def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListe
         record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
     record["started_at"] = started
     record["duration_s"] = round(time.time() - started, 3)
-    note = record.get("error") or CASES[case_id].assess(record).note
+    note = record.get("not_applicable") or record.get("error") or CASES[case_id].assess(record).note
     on_arm(sdk.spec, case_id, arm, "done", note)
     return record
 
@@ -54,3 +54,13 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
                 {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **verdict, "mitigation": held, "arms": arms}
             )
     return runs
+
+
+def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[dict]:
+    """The runs of an SDK that could not be made ready: an error verdict per case, no arms."""
+    sdk = {"spec": spec, **facts}
+    held = {"held": None, "note": reason}
+    return [
+        {"case": case_id, "sdk": sdk, "verdict": "error", "reason": reason, "mitigation": held, "arms": {}}
+        for case_id in case_ids
+    ]

@@ -1,40 +1,85 @@
-"""Resolve an SDK under test into an interpreter and the facts read from inside it."""
+"""Resolve the SDKs under test into interpreters and the facts read from inside them.
+
+An SDK comes from one of three sources: "pypi" (--sdk 2.3.0), "path" (--sdk
+a python-sdk checkout or an mcp wheel), or "interpreter" (--python, or by
+default this probe's own interpreter with the project's pinned mcp). The
+first two get an environment of their own (stdio_probe.envs).
+"""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
+import re
 import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
 
+from stdio_probe import envs
+from stdio_probe.facts import SdkError, read_facts
 from stdio_probe.model import Sdk
-from stdio_probe.spawn import FIXTURES
+
+_VERSION = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
 
 
-class SdkError(Exception):
-    """The SDK cannot be used: the message is one line for the user."""
+@dataclass(frozen=True)
+class Request:
+    """One SDK the user asked for: the spec as given, its source, and the version, path or interpreter."""
+
+    spec: str
+    source: str
+    target: str
 
 
-def read_facts(python: str, env: dict[str, str]) -> dict:
-    """Run fixtures/sdk_facts.py in the interpreter; fail when it has no mcp."""
+def requests(sdk_arg: str | None, python_arg: str | None) -> list[Request]:
+    """What --sdk and --python ask for, checked without running anything; none means the pinned mcp."""
+    found = [_request(part.strip()) for part in (sdk_arg or "").split(",") if part.strip()]
+    if sdk_arg is not None and not found:
+        raise SdkError("--sdk names no SDK")
+    if python_arg is not None:
+        if not (os.path.isfile(python_arg) and os.access(python_arg, os.X_OK)):
+            raise SdkError(f"--python {python_arg}: not an executable file")
+        found.append(Request(python_arg, "interpreter", python_arg))
+    if len({r.spec for r in found}) < len(found):
+        raise SdkError("an SDK is named twice")
+    return found or [Request("pinned", "interpreter", sys.executable)]
+
+
+def _request(spec: str) -> Request:
+    path = Path(spec).expanduser()
+    if path.exists():
+        _check_is_sdk(path)
+        return Request(spec, "path", str(path.resolve()))
+    if _VERSION.fullmatch(spec):
+        return Request(spec, "pypi", spec)
+    raise SdkError(f"--sdk {spec}: neither an mcp version nor an existing path")
+
+
+def _check_is_sdk(path: Path) -> None:
+    """A local SDK is an mcp wheel or a source tree whose pyproject.toml names the project mcp."""
+    if path.is_file():
+        if not (path.suffix == ".whl" and path.name.split("-")[0] == "mcp"):
+            raise SdkError(f"--sdk {path}: not an mcp wheel (mcp-*.whl)")
+        return
     try:
-        out = subprocess.run(
-            [python, str(FIXTURES / "sdk_facts.py")],
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise SdkError(f"cannot run {python}: {exc}") from None
-    facts = json.loads(out)
-    if facts["version"] is None or facts["mcp_path"] is None:
-        raise SdkError(f"{python} has no mcp installed")
-    return facts
+        name = tomllib.loads((path / "pyproject.toml").read_text()).get("project", {}).get("name")
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SdkError(f"--sdk {path}: not an SDK source tree (pyproject.toml: {exc})") from None
+    if name != "mcp":
+        raise SdkError(f"--sdk {path}: not an SDK source tree (its project is {name!r}, not 'mcp')")
 
 
-def resolve(spec: str = "pinned", python: str = sys.executable, env: dict[str, str] | None = None) -> Sdk:
-    """An Sdk for an interpreter (default: this one, with the project's pinned mcp)."""
+def resolve(request: Request, env_dir: Path) -> Sdk:
+    """An Sdk for a request: its environment made or reused when it needs one, its facts read from inside."""
+    python, extra = request.target, {}
+    if request.source != "interpreter":
+        python, extra = envs.ensure(envs.Source(request.source, request.target), env_dir)
+    facts = read_facts(python, {}) | extra | {"source": request.source}
+    return Sdk(spec=request.spec, python=python, facts=facts)
+
+
+def pinned(env: dict[str, str] | None = None, spec: str = "pinned") -> Sdk:
+    """This interpreter, with the project's pinned mcp (or what env puts in front of it)."""
     env = env or {}
-    return Sdk(spec=spec, python=python, env=env, facts=read_facts(python, env))
+    facts = read_facts(sys.executable, env) | {"source": "interpreter"}
+    return Sdk(spec=spec, python=sys.executable, env=env, facts=facts)

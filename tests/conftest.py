@@ -6,14 +6,15 @@ import time
 
 import pytest
 
-from stdio_probe import spawn
-from stdio_probe.sdk import resolve
+from stdio_probe import envs, spawn
+from stdio_probe.sdk import Request, resolve
+from stdio_probe.sdk import pinned as pinned_sdk
 from tests.sdk_fixes import BREAKS, FIXES, patched_sdk
 
 
 @pytest.fixture(scope="session")
 def pinned():
-    return resolve()
+    return pinned_sdk()
 
 
 def _patched(pinned, tmp_path_factory, patches: dict, prefix: str):
@@ -25,6 +26,12 @@ def _patched(pinned, tmp_path_factory, patches: dict, prefix: str):
         return made[name]
 
     return make
+
+
+@pytest.fixture(scope="session")
+def second_sdk():
+    """mcp 2.3.0 from PyPI, in the default user cache: made on the first run, reused (and verified) after."""
+    return resolve(Request("2.3.0", "pypi", "2.3.0"), envs.default_cache())
 
 
 @pytest.fixture(scope="session")

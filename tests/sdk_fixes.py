@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from stdio_probe.model import Sdk
-from stdio_probe.sdk import resolve
+from stdio_probe.sdk import pinned
 
 # L1: write stdout without a thread (non-blocking fd, awaited in the event loop),
 # and bound the writer once stdin reaches EOF: the server gives up on unsent
@@ -134,6 +134,17 @@ FIXES = {
     "L6": FIX_L6,
 }
 
+# Not a fix: an SDK generation without caller-owned sessions in the group (what L4 probes).
+WITHOUT_CONNECT_WITH_SESSION = {
+    "client/session_group.py": [
+        ("    async def connect_with_session(\n", "    async def _removed_connect_with_session(\n"),
+        (
+            "        return await self.connect_with_session(server_info, session)\n",
+            "        return await self._removed_connect_with_session(server_info, session)\n",
+        ),
+    ]
+}
+
 
 def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], base: Sdk) -> Sdk:
     """A copy of base's mcp package with edits applied (file -> [(old, new)]), as an Sdk."""
@@ -147,7 +158,7 @@ def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], 
             assert text.count(old) == 1, f"{name} no longer applies to {relative}"
             text = text.replace(old, new)
         path.write_text(text)
-    sdk = resolve(spec=f"{base.facts['version']}+{name}", env={"PYTHONPATH": str(target)})
+    sdk = pinned(env={"PYTHONPATH": str(target)}, spec=f"{base.facts['version']}+{name}")
     assert sdk.facts["mcp_path"].startswith(str(target)), "the patched copy does not shadow the installed mcp"
     return sdk
 

@@ -1,0 +1,124 @@
+"""SDK requests and environments: spec checks, creation, verified reuse, reinstall on change, cleanup on failure.
+
+Environments here hold a tiny stand-in "mcp" wheel (no dependencies), in a
+temporary cache, so each creation costs a venv and nothing from an index.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from stdio_probe import envs
+from stdio_probe.facts import SdkError
+from stdio_probe.sdk import Request, requests, resolve
+
+
+def make_wheel(folder: Path, body: str, version: str = "0.0.1") -> Path:
+    """A minimal valid mcp wheel whose mcp/__init__.py is body."""
+    wheel = folder / f"mcp-{version}-py3-none-any.whl"
+    info = f"mcp-{version}.dist-info"
+    files = {
+        "mcp/__init__.py": body,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: mcp\nVersion: {version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text.encode())}")
+    record.append(f"{info}/RECORD,,")
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+        archive.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+def installed_body(python: str) -> str:
+    return (Path(python).parent.parent / "lib").glob("python*/site-packages/mcp/__init__.py").__next__().read_text()
+
+
+def test_requests_sort_specs_into_sources(tmp_path):
+    wheel = make_wheel(tmp_path, "")
+    found = requests(f"2.3.0, {wheel}", None)
+    assert [(r.source, r.target) for r in found] == [("pypi", "2.3.0"), ("path", str(wheel))]
+    assert requests(None, None)[0].spec == "pinned"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tmp: "not-a-version", "neither an mcp version nor an existing path"),
+        (lambda tmp: str(tmp), "not an SDK source tree"),
+        (lambda tmp: _write(tmp / "pyproject.toml", '[project]\nname = "other"\n').parent, "its project is 'other'"),
+        (lambda tmp: _write(tmp / "x.whl", ""), "not an mcp wheel"),
+    ],
+)
+def test_bad_sdk_specs_are_one_line_errors(tmp_path, make, message):
+    with pytest.raises(SdkError, match=message):
+        requests(str(make(tmp_path)), None)
+
+
+def test_python_must_be_an_executable(tmp_path):
+    with pytest.raises(SdkError, match="not an executable file"):
+        requests(None, str(tmp_path / "python"))
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_tree_hash_follows_content_not_vcs_or_bytecode(tmp_path):
+    _write(tmp_path / "pyproject.toml", '[project]\nname = "mcp"\n')
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    _write(tmp_path / "src" / "a.py", "x = 1\n")
+    first = envs.content_hash(tmp_path)
+    _write(tmp_path / ".git" / "HEAD", "ref\n")
+    (tmp_path / "src" / "__pycache__").mkdir()
+    _write(tmp_path / "src" / "__pycache__" / "a.pyc", "bytes")
+    assert envs.content_hash(tmp_path) == first
+    _write(tmp_path / "src" / "a.py", "x = 2\n")
+    assert envs.content_hash(tmp_path) != first
+
+
+def test_environment_is_made_once_reused_reinstalled_and_rebuilt(tmp_path):
+    cache = tmp_path / "cache"
+    wheel = make_wheel(tmp_path, "BODY = 1\n")
+    request = Request(str(wheel), "path", str(wheel))
+
+    made = resolve(request, cache)
+    assert made.facts["source"] == "path" and made.facts["version"] == "0.0.1"
+    assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    folder = Path(made.python).parent.parent
+    sentinel = folder / "sentinel"
+    sentinel.write_text("kept while the environment is reused")
+
+    again = resolve(request, cache)
+    assert again.python == made.python and sentinel.exists()
+
+    make_wheel(tmp_path, "BODY = 2\n")  # same file name, new content: a bisection step
+    changed = resolve(request, cache)
+    assert sentinel.exists(), "a changed local SDK is reinstalled in place, not rebuilt"
+    assert installed_body(changed.python) == "BODY = 2\n"
+    assert changed.facts["content_hash"] != made.facts["content_hash"]
+
+    os.unlink(made.python)  # a broken interpreter
+    rebuilt = resolve(request, cache)
+    assert not sentinel.exists() and installed_body(rebuilt.python) == "BODY = 2\n"
+
+
+def test_failed_creation_leaves_no_folder(tmp_path):
+    cache = tmp_path / "cache"
+    wheel = tmp_path / "mcp-0.0.1-py3-none-any.whl"
+    wheel.write_text("not a zip")
+    with pytest.raises(SdkError, match="cannot install"):
+        resolve(Request(str(wheel), "path", str(wheel)), cache)
+    assert [p.name for p in cache.iterdir() if not p.name.endswith(".lock")] == ["CACHEDIR.TAG"]
