@@ -48,10 +48,8 @@ def assess(record: dict) -> Finding:
     facts = {c: (checkpoint(record, c) or {}).get("facts") for c in CONDITIONS}
     if any(f is None for f in facts.values()):
         return Finding(None, "driver did not reach its checkpoints")
-    if any(f["eof_after_answer_s"] is None and c != "stay" for c, f in facts.items()) or not all(
-        any(e["event"] == "raw_answer_written" for e in f["timeline"]) for f in facts.values()
-    ):
-        return Finding(None, "fixture timeline incomplete (answer or stdout end not logged)")
+    if not all(any(e["event"] == "raw_answer_written" for e in f["timeline"]) for f in facts.values()):
+        return Finding(None, "fixture timeline incomplete (the bad answer was not logged)")
     note = "; ".join(f"{c}: {_describe(f, record['hold_s'])}" for c, f in facts.items())
     return Finding(facts["stay"]["request"]["outcome"] == "pending", note)
 
