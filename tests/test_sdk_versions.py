@@ -11,7 +11,6 @@ import jsonschema
 import pytest
 
 from stdio_probe import cli, envs
-from stdio_probe.cases import CASES
 from stdio_probe.model import Options
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.runner import run_matrix
@@ -24,9 +23,13 @@ def _runs(sdks, case_ids):
     return run_matrix(sdks, case_ids, FAST, lambda *event: None)
 
 
-def test_second_pypi_version_reproduces_every_case(second_sdk):
-    runs = _runs([second_sdk], list(CASES))
-    assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(CASES, "reproduced"), [
+# The quick cases (L5's and L6's outage timelines cost tens of seconds; the reference run covers them).
+SECOND_SDK_CASES = ["L1", "L2", "L3", "L4"]
+
+
+def test_second_pypi_version_reproduces_the_quick_cases(second_sdk):
+    runs = _runs([second_sdk], SECOND_SDK_CASES)
+    assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(SECOND_SDK_CASES, "reproduced"), [
         run["reason"] for run in runs
     ]
     sdk = runs[0]["sdk"]
