@@ -1,7 +1,7 @@
 """Fast method against the article's fixed windows: the full suite, alternating, several rounds.
 
 Prints each method's median wall time, the ratio, and whether every run's verdicts agreed.
-Usage: python bench/bench_methods.py [--rounds N]
+Usage: python bench/bench_methods.py [--rounds N] [--only L1,L2,...]
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ METHODS = ("fast", "window")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=3)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--only", help="the cases to run (default: all)")
+    args = parser.parse_args()
+    rounds, only = args.rounds, ["--only", args.only] if args.only else []
     times: dict[str, list[float]] = {m: [] for m in METHODS}
     verdicts = []
     for round_ in range(rounds):
         for method in METHODS if round_ % 2 == 0 else reversed(METHODS):
-            elapsed, seen = run_probe("--method", method)
+            elapsed, seen = run_probe("--method", method, *only)
             times[method].append(elapsed)
             verdicts.append(seen)
             print(f"round {round_ + 1} {method:6s} {elapsed:6.2f} s  {seen}", flush=True)
