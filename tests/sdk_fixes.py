@@ -170,6 +170,8 @@ BREAKS = {
     "without-listen": {"client/client.py": [("    def listen(\n", "    def _listen_removed(\n")]},
     # a client module that hangs at import: the driver never reaches a checkpoint
     "hang-client": {"client/session_group.py": [('"""SessionGroup', 'import time\ntime.sleep(600)\n"""SessionGroup')]},
+    # a server writer that prints garbage in place of every message
+    "garbage-server": {"server/stdio.py": [('await stdout.write(json + "\\n")', 'await stdout.write("not json\\n")')]},
     # a server transport that dies at import: the fixture exits before serving anything
     "crash-server": {
         "server/stdio.py": [('"""Stdio server transport', 'raise SystemExit(3)\n"""Stdio server transport')]

@@ -27,6 +27,11 @@ def test_server_that_dies_at_start_is_never_reproduced(broken):
     assert all(run["arms"]["bug"]["exit_code"] == 3 for run in runs)
 
 
+def test_server_printing_garbage_is_never_reproduced(broken):
+    runs = run_matrix([broken("garbage-server")], ["L1", "L2"], SHORT, lambda *event: None)
+    assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"], [run["reason"] for run in runs]
+
+
 def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path):
     """A grandchild in its own session, orphaned when its parent dies, is still found and killed."""
     script = tmp_path / "orphan_maker.py"
