@@ -52,28 +52,31 @@ def test_shutdown_drains_the_real_sdk_server_until_it_exits_by_itself(pinned):
     assert [step for step, _ in done.steps] == ["close stdin", "exited"]
 
 
-def test_shutdown_escalates_to_sigterm_when_eof_is_ignored(pinned, caplog):
-    child = _stubborn(pinned)
+@pytest.mark.parametrize(
+    "args, term_bound, ended_by, code, steps, logged",
+    [
+        ((), 2.0, "SIGTERM", -15, ["close stdin", "SIGTERM", "exited"], "sending SIGTERM"),
+        (
+            ("--ignore-sigterm",),
+            0.3,
+            "SIGKILL",
+            -9,
+            ["close stdin", "SIGTERM", "SIGKILL", "exited"],
+            ": ended by SIGKILL",
+        ),
+    ],
+    ids=["eof-ignored-sigterm-ends-it", "sigterm-ignored-sigkill-ends-it-and-says-so"],
+)
+def test_shutdown_escalates_on_its_bounds(pinned, caplog, args, term_bound, ended_by, code, steps, logged):
+    child = _stubborn(pinned, *args)
     try:
         with caplog.at_level(logging.WARNING, logger="stdio_probe.host_contract"):
-            done = shutdown_child(child.popen, exit_bound=0.3, term_bound=2.0)
+            done = shutdown_child(child.popen, exit_bound=0.3, term_bound=term_bound)
     finally:
         child.stop()
-    assert (done.ended_by, done.exit_code) == ("SIGTERM", -15), done
-    assert [step for step, _ in done.steps] == ["close stdin", "SIGTERM", "exited"]
-    assert any(f"pid {child.pid}" in message and "SIGTERM" in message for message in caplog.messages)
-
-
-def test_shutdown_reaches_sigkill_when_sigterm_is_ignored_and_says_so(pinned, caplog):
-    child = _stubborn(pinned, "--ignore-sigterm")
-    try:
-        with caplog.at_level(logging.WARNING, logger="stdio_probe.host_contract"):
-            done = shutdown_child(child.popen, exit_bound=0.3, term_bound=0.3)
-    finally:
-        child.stop()
-    assert (done.ended_by, done.exit_code) == ("SIGKILL", -9), done
-    assert [step for step, _ in done.steps] == ["close stdin", "SIGTERM", "SIGKILL", "exited"]
-    assert any(f"pid {child.pid}: ended by SIGKILL" in message for message in caplog.messages)
+    assert (done.ended_by, done.exit_code) == (ended_by, code), done
+    assert [step for step, _ in done.steps] == steps
+    assert any(f"pid {child.pid}" in message and logged in message for message in caplog.messages)
 
 
 def test_connect_or_close_closes_the_rejected_transport_of_the_real_sdk(pinned):
