@@ -8,6 +8,8 @@ SCHEMA_VERSION history:
   3  runs across SDKs: sdk.source ("pypi", "path", "interpreter") required, sdk.env_tool and
      sdk.content_hash for SDK environments; an SDK that could not be made ready gives error runs
      whose sdk has spec and source only and whose arms are {}; an arm may carry not_applicable.
+  4  arms carry launch ("exec", or "fork_server" in the fast method) and, for a fixture exec'd
+     because its SDK's fork server died or stalled, fork_server_unavailable (why).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from stdio_probe import __version__, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from stdio_probe import spawn
 from stdio_probe.cases import CASES, arms_of
 from stdio_probe.decide import decide, mitigation
 from stdio_probe.model import Options, Sdk
@@ -33,10 +35,15 @@ def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListe
 
 
 def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
-    """Run every arm and decide each case; the window method runs arms one at a time, as the article did."""
+    """Run every arm and decide each case.
+
+    The fast method runs arms concurrently and forks fixtures from a warm fork server per SDK;
+    the window method runs them one at a time, each a fresh exec, as the article did.
+    """
     jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id in case_ids for arm in arms_of(case_id)]
-    workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    fast = options.method == "fast"
+    warm = spawn.fork_servers([(sdk.python, sdk.env) for sdk in sdks]) if fast else contextlib.nullcontext()
+    with warm, ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:
         futures = {(i, c, a): pool.submit(run_arm, sdks[i], c, a, options, on_arm) for i, c, a in jobs}
         try:
             records = {job: future.result() for job, future in futures.items()}

@@ -15,11 +15,13 @@ import tempfile
 import threading
 import time
 import uuid
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stdio_probe import sample
+from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
 
 MARKER = "PROBE_RUN_ID"
 RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose it, to find our tree
@@ -27,18 +29,20 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
 
-_live: set[subprocess.Popen] = set()
+_live: set[subprocess.Popen | ForkedProcess] = set()
 _live_lock = threading.Lock()
+_fork_servers: dict[tuple[str, tuple], ForkServer] = {}
 
 
 @dataclass
 class Child:
     """A spawned fixture: its process, start time, and stderr kept in a file (never a pipe that can fill)."""
 
-    popen: subprocess.Popen
+    popen: subprocess.Popen | ForkedProcess
     started: float
     stderr_file: object = field(repr=False)
     ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
+    fork_server_unavailable: str | None = None  # why it was exec'd although a fork server was meant to serve it
 
     @property
     def pid(self) -> int:
@@ -76,25 +80,63 @@ class Child:
             "exit_code": code,
             "signal": signal.Signals(-code).name if code is not None and code < 0 else None,
             "ended_by": self.ended_by or ("self" if code is not None else None),
+            "launch": "fork_server" if isinstance(self.popen, ForkedProcess) else "exec",
+            **({"fork_server_unavailable": self.fork_server_unavailable} if self.fork_server_unavailable else {}),
             "stderr": self.stderr_text(),
         }
 
 
 def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> Child:
-    """Start a fixture script under python, in its own session, tagged with the run marker."""
+    """Start a fixture script under python, in its own session, tagged with the run marker.
+
+    It is forked from the SDK's fork server when one is serving (fork_servers), exec'd otherwise.
+    """
     stderr_file = tempfile.TemporaryFile()
-    popen = subprocess.Popen(
-        [python, str(FIXTURES / script), *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr_file,
-        env={**os.environ, **env, MARKER: RUN_ID},
-        start_new_session=True,
-        pass_fds=pass_fds,
-    )
+    server = _fork_servers.get(_server_key(python, env))
+    process, unavailable = None, None
+    if server is not None:
+        try:
+            process = server.fork(FIXTURES / script, args, stderr_file.fileno(), pass_fds)
+        except ForkServerUnavailable as exc:
+            unavailable = str(exc)
+    if process is None:
+        process = subprocess.Popen(
+            [python, str(FIXTURES / script), *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            env=child_env(env),
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
     with _live_lock:
-        _live.add(popen)
-    return Child(popen, time.monotonic(), stderr_file)
+        _live.add(process)
+    return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable)
+
+
+@contextmanager
+def fork_servers(interpreters: list[tuple[str, dict[str, str]]]) -> Iterator[None]:
+    """Serve every spawn under these (python, env) pairs from a fork server, started at once, closed on exit."""
+    for python, env in interpreters:
+        key = _server_key(python, env)
+        if key not in _fork_servers:
+            _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
+    try:
+        yield
+    finally:
+        servers = list(_fork_servers.values())
+        _fork_servers.clear()
+        for server in servers:
+            server.close(TERM_GRACE)
+
+
+def _server_key(python: str, env: dict[str, str]) -> tuple[str, tuple]:
+    return python, tuple(sorted(env.items()))
+
+
+def child_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment of every fixture: ours, the SDK's additions, and the run marker."""
+    return {**os.environ, **env, MARKER: RUN_ID}
 
 
 def run_processes() -> list[dict]:
@@ -107,22 +149,30 @@ def reap_all() -> int:
     with _live_lock:
         spawned = list(_live)
         _live.clear()
-    survivors = {p["pid"] for p in run_processes()} | {p.pid for p in spawned if p.poll() is None}
+    survivors = {p["pid"] for p in run_processes()} | {p.pid for p in spawned if _running(p)}
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in survivors:
             with suppress(ProcessLookupError):
                 os.kill(pid, sig)
         deadline = time.monotonic() + TERM_GRACE
         while time.monotonic() < deadline and _alive(survivors):
-            for popen in spawned:
-                popen.poll()
+            for process in spawned:
+                _running(process)
             time.sleep(0.02)
         if not _alive(survivors):
             break
-    for popen in spawned:
-        with suppress(subprocess.TimeoutExpired):
-            popen.wait(TERM_GRACE)
+    for process in spawned:
+        with suppress(subprocess.TimeoutExpired, ForkServerError):
+            process.wait(TERM_GRACE)
     return len(survivors)
+
+
+def _running(process: subprocess.Popen | ForkedProcess) -> bool:
+    """Whether it has not been seen to exit; one whose fork server is gone counts by /proc."""
+    try:
+        return process.poll() is None
+    except ForkServerError:
+        return sample.is_live(process.pid)
 
 
 def _alive(pids: set[int]) -> bool:

@@ -19,6 +19,10 @@ def test_hung_driver_is_an_error_within_the_window_and_the_run_goes_on(broken, p
     assert [run["verdict"] for run in runs] == ["error", "reproduced"]
     assert "no checkpoint for 2 s" in runs[0]["reason"]
     assert runs[0]["arms"]["bug"]["ended_by"] in ("SIGTERM", "SIGKILL")
+    # the hang is in an import the fork server preloads: that server is given up, the driver exec'd
+    assert runs[0]["arms"]["bug"]["launch"] == "exec"
+    assert "fork server" in runs[0]["arms"]["bug"]["fork_server_unavailable"]
+    assert runs[1]["arms"]["bug"]["launch"] == "fork_server"
 
 
 def test_server_that_dies_at_start_is_never_reproduced(broken):

@@ -1,0 +1,170 @@
+"""The probe's side of fixtures/fork_server.py: one warm interpreter per SDK, each fixture forked from it.
+
+A fixture started this way is a real process of the SDK's interpreter, with
+its own pipes, session and stderr file, as an exec'd one has; only its
+start-up differs (the SDK is already imported), so the fast method uses it and
+the window method, the article's reference, does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from stdio_probe import sample
+
+# What the fixtures import, so that a fork starts with it done.
+PRELOAD = ("anyio", "mcp", "mcp.client.stdio", "mcp.client.session_group", "mcp.server.stdio", "mcp.shared.message")
+STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
+POLL_INTERVAL = 0.1
+
+
+class ForkServerError(Exception):
+    """The fork server lost a child's exit status (it died): the arm that needed it is an error."""
+
+
+class ForkServerUnavailable(Exception):
+    """The fork server died or stalled before forking: spawn execs the fixture instead."""
+
+
+class ForkedProcess:
+    """A forked fixture, with the part of subprocess.Popen's interface the probe uses.
+
+    Its exit status comes from the fork server, its parent, over a status socket.
+    """
+
+    def __init__(self, args: list[str], pid: int, status: socket.socket, stdin, stdout) -> None:
+        self.args = args
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.returncode: int | None = None
+        self._status = status
+        self._lock = threading.Lock()
+
+    def poll(self) -> int | None:
+        return self._read_status(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = POLL_INTERVAL if deadline is None else max(0.0, deadline - time.monotonic())
+            if (code := self._read_status(left)) is not None:
+                return code
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(self.args, timeout)
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def _read_status(self, timeout: float) -> int | None:
+        with self._lock:
+            if self.returncode is None and select.select([self._status], [], [], timeout)[0]:
+                data = self._status.recv(4096)
+                if not data:
+                    raise ForkServerError(f"the fork server ended without reporting pid {self.pid}")
+                self.returncode = json.loads(data)["returncode"]
+                self._status.close()
+            return self.returncode
+
+
+class ForkServer:
+    """fixtures/fork_server.py running under one SDK's interpreter and environment.
+
+    Its preload imports more than any one fixture does, so a preload that
+    crashes or hangs says nothing about a fixture: the server is then given up
+    (unavailable) and the fixtures are exec'd, to show what they do themselves.
+    """
+
+    def __init__(self, python: str, script: Path, env: dict[str, str]) -> None:
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._stderr = tempfile.TemporaryFile()
+        self.process = subprocess.Popen(
+            [python, str(script), "--control-fd", str(theirs.fileno()), "--preload", ",".join(PRELOAD)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            env=env,
+            start_new_session=True,
+            pass_fds=(theirs.fileno(),),
+        )
+        theirs.close()
+        self._send_lock = threading.Lock()
+        self.unavailable: str | None = None  # why the server was given up
+
+    def fork(self, script: Path, args: list[str], stderr_fd: int, pass_fds: tuple[int, ...]) -> ForkedProcess:
+        """Fork script with these args; pass_fds arrive at the same numbers, as with subprocess."""
+        if self.unavailable:
+            raise ForkServerUnavailable(self.unavailable)
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        request = {"script": str(script), "args": args, "fds": list(pass_fds)}
+        fds = [stdin_r, stdout_w, stderr_fd, theirs.fileno(), *pass_fds]
+        try:
+            with self._send_lock:
+                socket.send_fds(self._control, [json.dumps(request).encode()], fds)
+            pid = self._await_pid(status)
+        except (OSError, ForkServerUnavailable) as exc:
+            for fd in (stdin_w, stdout_r):
+                os.close(fd)
+            status.close()
+            raise ForkServerUnavailable(self._give_up(f"fork server failed: {exc}")) from None
+        finally:
+            for fd in (stdin_r, stdout_w):
+                os.close(fd)
+            theirs.close()
+        return ForkedProcess([str(script), *args], pid, status, open(stdin_w, "wb"), open(stdout_r, "rb"))
+
+    def _await_pid(self, status: socket.socket) -> int:
+        """The forked child's pid; unavailable if the server dies, or stalls with no CPU progress."""
+        cpu, progressed = sample.cpu_seconds(self.process.pid), time.monotonic()
+        while time.monotonic() - progressed < STALL_BOUND:
+            if self.process.poll() is not None or self.unavailable:
+                break
+            if select.select([status], [], [], POLL_INTERVAL)[0]:
+                data = status.recv(4096)
+                if data:
+                    return json.loads(data)["pid"]
+                break
+            if (now := sample.cpu_seconds(self.process.pid)) > cpu:
+                cpu, progressed = now, time.monotonic()
+        raise ForkServerUnavailable(self.unavailable or f"no child from the fork server: {self.stderr_tail()}")
+
+    def _give_up(self, why: str) -> str:
+        """Mark the server unavailable and stop it; its fixtures are exec'd from now on."""
+        with self._send_lock:
+            if not self.unavailable:
+                self.unavailable = why
+                self.process.kill()
+                self.process.wait()
+        return self.unavailable
+
+    def stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        text = self._stderr.read().decode("utf-8", "replace").strip()
+        return text[-300:] or f"exit {self.process.poll()}"
+
+    def close(self, bound: float) -> None:
+        """Stop serving; it exits once its children are reported, or is killed after bound."""
+        self._control.close()
+        try:
+            self.process.wait(bound)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()

@@ -1,0 +1,97 @@
+"""A fixture forked from the fork server starts and ends as an exec'd one does: real processes, no stand-ins."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+from stdio_probe import spawn
+from stdio_probe.forkserver import ForkServer
+
+REPORT = textwrap.dedent(
+    """
+    import json, os, signal, sys
+    fds = sorted(int(name) for name in os.listdir("/proc/self/fd"))
+    print(json.dumps({
+        "fds": fds,
+        "inheritable": {fd: os.get_inheritable(fd) for fd in fds if fd > 2 and os.path.exists(f"/proc/self/fd/{fd}")},
+        "argv": sys.argv[1:],
+        "path0": sys.path[0],
+        "name": __name__,
+        "own_session": os.getsid(0) == os.getpid(),
+        "handlers": {name: str(signal.getsignal(getattr(signal, name))) for name in ("SIGCHLD", "SIGTERM", "SIGINT")},
+        "marker": os.environ.get("PROBE_RUN_ID"),
+        "stdout_buffered": type(sys.stdout.buffer).__name__,
+    }))
+    """
+)
+
+
+@pytest.fixture
+def server():
+    fork_server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", spawn.child_env({}))
+    yield fork_server
+    fork_server.close(spawn.TERM_GRACE)
+
+
+def _forked(server, script, args, pass_fds=()):
+    with tempfile.TemporaryFile() as stderr:
+        process = server.fork(script, args, stderr.fileno(), pass_fds)
+        process.stdin.close()
+        out = process.stdout.read()
+        code = process.wait(10)
+        stderr.seek(0)
+        return code, out, stderr.read().decode()
+
+
+def test_forked_fixture_sees_what_an_execd_one_sees(server, tmp_path):
+    script = tmp_path / "report.py"
+    script.write_text(REPORT)
+    read_fd, write_fd = os.pipe()
+    try:
+        args = ["--report-fd", str(write_fd)]
+        code, forked, _ = _forked(server, script, args, (write_fd,))
+        execd = subprocess.run(
+            [sys.executable, str(script), *args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=spawn.child_env({}),
+            start_new_session=True,
+            pass_fds=(write_fd,),
+            check=True,
+        ).stdout
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert code == 0
+    assert json.loads(forked) == json.loads(execd)
+
+
+@pytest.mark.parametrize(
+    ("body", "returncode", "stderr_has"),
+    [
+        ("raise SystemExit(3)", 3, ""),
+        ("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)", -signal.SIGTERM, ""),
+        ("raise ValueError('boom')", 1, "ValueError: boom"),
+        (
+            "import sys, threading, time\n"
+            "threading.Thread(target=lambda: (time.sleep(0.3), sys.stderr.write('joined'))).start()",
+            0,
+            "joined",
+        ),
+    ],
+    ids=["exit-code", "signal", "uncaught", "joins-threads"],
+)
+def test_forked_fixture_ends_with_subprocess_returncodes(server, tmp_path, body, returncode, stderr_has):
+    script = tmp_path / "end.py"
+    script.write_text(body + "\n")
+    code, _, stderr = _forked(server, script, [])
+    assert code == returncode
+    assert stderr_has in stderr
