@@ -103,7 +103,9 @@ class _Tool:
 
 
 def ensure(source: Source, cache: Path) -> tuple[str, dict]:
-    """The python of a valid environment for source (made or repaired as needed), and facts about the environment.
+    """The python of a valid environment for source (made or repaired as needed), and its facts.
+
+    The facts are read_facts' from inside the environment, with env_tool and content_hash added.
 
     An exclusive lock per environment keeps two probes sharing the cache from building it at once.
     """
@@ -120,22 +122,24 @@ def _ensure_locked(source: Source, folder: Path, tool: _Tool, base: str) -> tupl
     python = folder / "bin" / "python"
     wanted_hash = content_hash(Path(source.target)) if source.kind == "path" else None
     marker = _read_marker(folder)
-    if not _reusable(python, marker, base_version, tool.name):
+    facts = _reusable(python, marker, base_version, tool.name)
+    if facts is None:
         shutil.rmtree(folder, ignore_errors=True)
         _build(folder, tool, base, source)
     elif marker.get("content_hash") == wanted_hash:
-        return str(python), _env_facts(marker)
+        return str(python), _with_env_facts(facts, marker)
     else:  # a local source that changed: replace mcp, keep the rest
         _run(tool.pip(python, "uninstall", *(["--yes"] if tool.name == "pip" else []), "mcp"), source)
         _run(tool.pip(python, "install", source.requirement), source)
+    facts = read_facts(str(python), {})
     marker = {"source": source.kind, "target": source.target, "tool": tool.name, "base_python": base}
-    marker |= {"python": base_version, "mcp": read_facts(str(python), {})["version"], "content_hash": wanted_hash}
+    marker |= {"python": base_version, "mcp": facts["version"], "content_hash": wanted_hash}
     (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-    return str(python), _env_facts(marker)
+    return str(python), _with_env_facts(facts, marker)
 
 
-def _env_facts(marker: dict) -> dict:
-    return {"env_tool": marker["tool"], "content_hash": marker.get("content_hash")}
+def _with_env_facts(facts: dict, marker: dict) -> dict:
+    return facts | {"env_tool": marker["tool"], "content_hash": marker.get("content_hash")}
 
 
 def _name(source: Source, base: str, tool: str) -> str:
@@ -161,16 +165,16 @@ def _read_marker(folder: Path) -> dict:
         return {}
 
 
-def _reusable(python: Path, marker: dict, base_version: str, tool: str) -> bool:
+def _reusable(python: Path, marker: dict, base_version: str, tool: str) -> dict | None:
     """Verified reuse: a complete creation by this tool, whose interpreter runs, is the base's version, and
-    still has the mcp version it was given."""
+    still has the mcp version it was given. Returns the facts read to verify it, or None."""
     if not marker or marker.get("tool") != tool or marker.get("python") != base_version:
-        return False
+        return None
     try:
         facts = read_facts(str(python), {})
     except SdkError:
-        return False  # broken interpreter or mcp gone
-    return facts["python"] == base_version and facts["version"] == marker.get("mcp")
+        return None  # broken interpreter or mcp gone
+    return facts if facts["python"] == base_version and facts["version"] == marker.get("mcp") else None
 
 
 def _build(folder: Path, tool: _Tool, base: str, source: Source) -> None:

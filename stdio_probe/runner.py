@@ -13,7 +13,7 @@ from stdio_probe.cases import CASES, arms_of
 from stdio_probe.decide import decide, mitigation
 from stdio_probe.model import Options, Sdk
 
-FAST_PARALLEL_ARMS = 4
+FAST_PARALLEL_ARMS = 8
 
 # on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
 ArmListener = Callable[[str, str, str, str, str], None]
@@ -40,7 +40,8 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     The fast method runs arms concurrently and forks fixtures from a warm fork server per SDK;
     the window method runs them one at a time, each a fresh exec, as the article did.
     """
-    jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id in case_ids for arm in arms_of(case_id)]
+    # SDKs interleaved, so each fork server is used as soon as its preload is done
+    jobs = [(i, case_id, arm) for case_id in case_ids for arm in arms_of(case_id) for i in range(len(sdks))]
     fast = options.method == "fast"
     warm = spawn.fork_servers([(sdk.python, sdk.env) for sdk in sdks]) if fast else contextlib.nullcontext()
     with warm, ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:

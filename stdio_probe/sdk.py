@@ -71,11 +71,11 @@ def _check_is_sdk(path: Path) -> None:
 
 def resolve(request: Request, env_dir: Path) -> Sdk:
     """An Sdk for a request: its environment made or reused when it needs one, its facts read from inside."""
-    python, extra = request.target, {}
-    if request.source != "interpreter":
-        python, extra = envs.ensure(envs.Source(request.source, request.target), env_dir)
-    facts = read_facts(python, {}) | extra | {"source": request.source}
-    return Sdk(spec=request.spec, python=python, facts=facts)
+    if request.source == "interpreter":
+        python, facts = request.target, read_facts(request.target, {})
+    else:
+        python, facts = envs.ensure(envs.Source(request.source, request.target), env_dir)
+    return Sdk(spec=request.spec, python=python, facts=facts | {"source": request.source})
 
 
 def pinned(env: dict[str, str] | None = None, spec: str = "pinned") -> Sdk:

@@ -57,5 +57,8 @@ def test_l6_crash_loop_backoff_spawns_fewer(runs):
     naive, supervised = (checkpoint(record, f"crash_loop_{n}")["facts"] for n in ("naive", "supervisor"))
     assert not naive["connected"] and not supervised["connected"]
     assert naive["spawns"] == naive["attempts"] and supervised["spawns"] == supervised["attempts"]
-    assert supervised["delays"][:4] == [0.1, 0.2, 0.4, 0.8] and supervised["spawns"] <= 5
+    doubling, delays = [0.1, 0.2, 0.4, 0.8, 1.6], supervised["delays"]
+    assert delays[:-1] == doubling[: len(delays) - 1]
+    assert delays[-1] <= doubling[len(delays) - 1]  # the last one may be cut short by the interval's end
+    assert supervised["spawns"] <= 5
     assert naive["spawns"] > supervised["spawns"], "a tight loop respawns as fast as the server dies"
