@@ -1,4 +1,4 @@
-"""One timed probe run as a user runs it: the CLI in a subprocess, its verdicts read back."""
+"""One timed probe run as a user runs it: the CLI in a subprocess, its results read back."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_probe(*args: str) -> tuple[float, dict[str, str]]:
-    """Wall seconds of one full CLI run and its verdicts by case; raises if the run fails."""
+def run_probe(*args: str) -> tuple[float, dict]:
+    """Wall seconds of one full CLI run and its results.json; raises if the run fails."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "results.json"
         started = time.perf_counter()
@@ -24,5 +24,15 @@ def run_probe(*args: str) -> tuple[float, dict[str, str]]:
             cwd=ROOT,
         )
         elapsed = time.perf_counter() - started
-        runs = json.loads(out.read_text())["runs"]
-    return elapsed, {f"{run['sdk']['spec']}:{run['case']}": run["verdict"] for run in runs}
+        return elapsed, json.loads(out.read_text())
+
+
+def verdicts(results: dict) -> dict[str, str]:
+    """The verdict of each (SDK, case), keyed "spec:case"."""
+    return {f"{run['sdk']['spec']}:{run['case']}": run["verdict"] for run in results["runs"]}
+
+
+def l1_proof_delays(results: dict) -> list[float]:
+    """Seconds from stdin EOF to the kernel proof of the L1 hang, per SDK whose L1 was decided by proof."""
+    arms = [run["arms"].get("bug", {}) for run in results["runs"] if run["case"] == "L1"]
+    return [arm["decided_after_eof_s"] for arm in arms if arm.get("decided_by") == "proof"]

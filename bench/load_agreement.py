@@ -10,7 +10,7 @@ import argparse
 import multiprocessing
 import os
 
-from common import run_probe
+from common import run_probe, verdicts
 
 
 def hog() -> None:
@@ -22,7 +22,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     runs = parser.parse_args().runs
-    _, baseline = run_probe()
+    baseline = verdicts(run_probe()[1])
     print(f"unloaded: {baseline}", flush=True)
     hogs = [multiprocessing.Process(target=hog, daemon=True) for _ in range(os.cpu_count() or 1)]
     for process in hogs:
@@ -30,7 +30,8 @@ def main() -> None:
     agree = 0
     try:
         for index in range(runs):
-            elapsed, seen = run_probe()
+            elapsed, results = run_probe()
+            seen = verdicts(results)
             agree += seen == baseline
             print(f"loaded run {index + 1:2d}: {elapsed:5.2f} s  {'agrees' if seen == baseline else seen}", flush=True)
     finally:
