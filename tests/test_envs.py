@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from stdio_probe import envs
-from stdio_probe.facts import SdkError
+from stdio_probe.facts import SdkError, read_facts
 from stdio_probe.sdk import Request, requests, resolve
 
 
@@ -122,3 +125,11 @@ def test_failed_creation_leaves_no_folder(tmp_path):
     with pytest.raises(SdkError, match="cannot install"):
         resolve(Request(str(wheel), "path", str(wheel)), cache)
     assert [p.name for p in cache.iterdir() if not p.name.endswith(".lock")] == ["CACHEDIR.TAG"]
+
+
+def test_sdk_facts_read_the_versions_importlib_metadata_reads():
+    """sdk_facts.py reads dist-info itself (to stay fast); it must agree with importlib.metadata."""
+    names = ["mcp", "mcp-types", "pydantic", "pydantic-core", "anyio"]
+    script = f"import importlib.metadata as m, json; print(json.dumps({{n: m.version(n) for n in {names!r}}}))"
+    expected = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout)
+    assert read_facts(sys.executable, {})["packages"] == expected
