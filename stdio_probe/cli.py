@@ -177,7 +177,7 @@ def _run(argv: list[str], errors: Console) -> int:
     if args.bisect:
         return bisect_code(runs)
     if expected is not None:
-        problems = expect.problems(expected, runs)
+        problems = expect.problems(expected, runs, case_ids)
         for line in problems:
             errors.print(f"expectation: {line}", highlight=False, markup=False)
         return EXIT_MISMATCH if problems else EXIT_OK

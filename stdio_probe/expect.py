@@ -4,8 +4,10 @@ The file maps a case to a verdict for every SDK, or to verdicts per mcp version:
 
     {"L1": "reproduced", "L3": {"2.2.0": "reproduced", "2.3.0": "not_reproduced"}}
 
-An entry that no run of this invocation checked is stale (a baseline that no
-longer refers to anything), and is reported like a mismatch.
+An entry for a case this invocation ran that no run checked (an mcp version
+not among its SDKs) is stale, and is reported like a mismatch; entries for
+cases left out by --only are out of scope. A case the probe does not know is
+an error in the file.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from stdio_probe.cases import CASES
 from stdio_probe.decide import VERDICTS
 
 
@@ -30,6 +33,8 @@ def load(path: Path) -> dict[tuple[str, str | None], str]:
         raise ExpectationError(f"--expect {path}: expected an object of case -> verdict")
     entries: dict[tuple[str, str | None], str] = {}
     for case, expected in document.items():
+        if case not in CASES:
+            raise ExpectationError(f"--expect {path}: {case!r} is not a case ({', '.join(CASES)})")
         per_version = expected if isinstance(expected, dict) else {None: expected}
         for version, verdict in per_version.items():
             if verdict not in VERDICTS:
@@ -38,8 +43,9 @@ def load(path: Path) -> dict[tuple[str, str | None], str]:
     return entries
 
 
-def problems(expected: dict[tuple[str, str | None], str], runs: list[dict]) -> list[str]:
-    """Every mismatch and every stale entry, one line each; empty when the run meets the expectations."""
+def problems(expected: dict[tuple[str, str | None], str], runs: list[dict], case_ids: list[str]) -> list[str]:
+    """Every mismatch and every stale entry of the cases run, one line each; empty when the run meets them."""
+    expected = {key: verdict for key, verdict in expected.items() if key[0] in case_ids}
     found, checked = [], set()
     for run in runs:
         version = run["sdk"].get("version")

@@ -21,8 +21,19 @@ from pathlib import Path
 
 from stdio_probe import sample
 
-# What the fixtures import, so that a fork starts with it done.
-PRELOAD = ("anyio", "mcp", "mcp.client.stdio", "mcp.client.session_group", "mcp.server.stdio", "mcp.shared.message")
+# What the fixtures import, so that a fork starts with it done: the SDK, what anyio imports on first
+# use (its backend in anyio.run, its subprocess support in open_process), and pkgutil (imported
+# by runpy.run_path, which starts each fixture).
+PRELOAD = (
+    "mcp",
+    "mcp.client.stdio",
+    "mcp.client.session_group",
+    "mcp.server.stdio",
+    "mcp.shared.message",
+    "anyio._backends._asyncio",
+    "anyio._core._subprocesses",
+    "pkgutil",
+)
 STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
 POLL_INTERVAL = 0.1
 

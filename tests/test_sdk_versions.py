@@ -86,15 +86,19 @@ def test_expectations_gate_mismatches_and_stale_entries(tmp_path, capsys):
     assert len(lines) == 2, lines
     assert "expected not_reproduced, got reproduced" in lines[0]
     assert "mcp 9.9.9" in lines[1] and "nothing in this run checked it" in lines[1]
-    expectations.write_text(json.dumps({"L3": "reproduced"}))
-    assert _main(tmp_path, "--only", "L3", "--expect", str(expectations)) == cli.EXIT_OK
+    expectations.write_text(json.dumps({"L3": "reproduced", "L1": {"9.9.9": "reproduced"}}))
+    assert _main(tmp_path, "--only", "L3", "--expect", str(expectations)) == cli.EXIT_OK  # L1 is out of scope
 
 
-def test_expectations_file_with_an_unknown_verdict_is_a_usage_error(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [({"L3": "fixed"}, "'fixed' is not a verdict"), ({"L9": "reproduced"}, "'L9' is not a case")],
+)
+def test_expectations_file_with_an_unknown_verdict_or_case_is_a_usage_error(tmp_path, capsys, document, message):
     expectations = tmp_path / "expect.json"
-    expectations.write_text(json.dumps({"L3": "fixed"}))
+    expectations.write_text(json.dumps(document))
     assert _main(tmp_path, "--only", "L3", "--expect", str(expectations)) == cli.EXIT_USAGE
-    assert "'fixed' is not a verdict" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
     assert not (tmp_path / "results.json").exists()
 
 
