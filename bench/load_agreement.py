@@ -1,6 +1,7 @@
 """Verdicts under load: the full suite N times with every core kept busy by a CPU hog.
 
-Each run's verdicts are compared with one unloaded run first; prints how many agree.
+Each run's verdicts are compared with one unloaded run first; prints how many agree, and per
+run how many arms were exec'd (a fork server given up under load would show here).
 Usage: python bench/load_agreement.py [--runs 20]
 """
 
@@ -33,7 +34,9 @@ def main() -> None:
             elapsed, results = run_probe()
             seen = verdicts(results)
             agree += seen == baseline
-            print(f"loaded run {index + 1:2d}: {elapsed:5.2f} s  {'agrees' if seen == baseline else seen}", flush=True)
+            execd = sum(arm.get("launch") == "exec" for run in results["runs"] for arm in run["arms"].values())
+            verdict = "agrees" if seen == baseline else seen
+            print(f"loaded run {index + 1:2d}: {elapsed:5.2f} s  {verdict}, {execd} arms exec'd", flush=True)
     finally:
         for process in hogs:
             process.terminate()

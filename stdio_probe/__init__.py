@@ -1,3 +1,3 @@
 """Diagnostic probe for lifecycle defects of the MCP Python SDK over stdio."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
