@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import tempfile
@@ -47,9 +46,10 @@ class ForkServerUnavailable(Exception):
 
 
 class ForkedProcess:
-    """A forked fixture, with the part of subprocess.Popen's interface the probe uses.
+    """A forked fixture, with the part of subprocess.Popen's interface the probe uses (signals go by pid).
 
-    Its exit status comes from the fork server, its parent, over a status socket.
+    Its exit status comes from the fork server, its parent, over a status socket;
+    a wait holds the lock for one short select at a time, so other threads can poll.
     """
 
     def __init__(self, args: list[str], pid: int, status: socket.socket, stdin, stdout) -> None:
@@ -67,21 +67,11 @@ class ForkedProcess:
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            left = POLL_INTERVAL if deadline is None else max(0.0, deadline - time.monotonic())
+            left = POLL_INTERVAL if deadline is None else min(POLL_INTERVAL, max(0.0, deadline - time.monotonic()))
             if (code := self._read_status(left)) is not None:
                 return code
             if deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(self.args, timeout)
-
-    def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            os.kill(self.pid, sig)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
 
     def _read_status(self, timeout: float) -> int | None:
         with self._lock:
@@ -105,15 +95,22 @@ class ForkServer:
     def __init__(self, python: str, script: Path, env: dict[str, str]) -> None:
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._stderr = tempfile.TemporaryFile()
+        # Its stdin and stdout are pipes and its stderr a file, as every fixture's are: the objects that
+        # wrap fds 0-2 are built at start-up and keep what they learnt then (seekable, isatty), and each
+        # child inherits them.
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
         self.process = subprocess.Popen(
             [python, str(script), "--control-fd", str(theirs.fileno()), "--preload", ",".join(PRELOAD)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdin=stdin_r,
+            stdout=stdout_w,
             stderr=self._stderr,
             env=env,
             start_new_session=True,
             pass_fds=(theirs.fileno(),),
         )
+        for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
+            os.close(fd)
         theirs.close()
         self._send_lock = threading.Lock()
         self.unavailable: str | None = None  # why the server was given up

@@ -28,7 +28,10 @@ REPORT = textwrap.dedent(
         "own_session": os.getsid(0) == os.getpid(),
         "handlers": {name: str(signal.getsignal(getattr(signal, name))) for name in ("SIGCHLD", "SIGTERM", "SIGINT")},
         "marker": os.environ.get("PROBE_RUN_ID"),
-        "stdout_buffered": type(sys.stdout.buffer).__name__,
+        "streams": {
+            name: [type(getattr(sys, name).buffer).__name__, getattr(sys, name).seekable(), getattr(sys, name).isatty()]
+            for name in ("stdin", "stdout", "stderr")
+        },
     }))
     """
 )
@@ -58,15 +61,17 @@ def test_forked_fixture_sees_what_an_execd_one_sees(server, tmp_path):
     try:
         args = ["--report-fd", str(write_fd)]
         code, forked, _ = _forked(server, script, args, (write_fd,))
-        execd = subprocess.run(
-            [sys.executable, str(script), *args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=spawn.child_env({}),
-            start_new_session=True,
-            pass_fds=(write_fd,),
-            check=True,
-        ).stdout
+        with tempfile.TemporaryFile() as stderr:  # as spawn gives every fixture
+            execd = subprocess.run(
+                [sys.executable, str(script), *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=spawn.child_env({}),
+                start_new_session=True,
+                pass_fds=(write_fd,),
+                check=True,
+            ).stdout
     finally:
         os.close(read_fd)
         os.close(write_fd)
