@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import tempfile
@@ -20,9 +21,8 @@ from pathlib import Path
 
 from stdio_probe import sample
 
-# What the fixtures import, so that a fork starts with it done: the SDK, what anyio imports on first
-# use (its backend in anyio.run, its subprocess support in open_process), and pkgutil (imported
-# by runpy.run_path, which starts each fixture).
+# What the fixtures import, so that a fork starts with it done: the SDK, and what anyio imports on
+# first use (its backend in anyio.run, its subprocess support in open_process).
 PRELOAD = (
     "mcp",
     "mcp.client.stdio",
@@ -31,9 +31,9 @@ PRELOAD = (
     "mcp.shared.message",
     "anyio._backends._asyncio",
     "anyio._core._subprocesses",
-    "pkgutil",
 )
 STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
+START_CAP = 60.0  # the longest a fork may wait for its pid, progress or not
 POLL_INTERVAL = 0.1
 
 
@@ -58,7 +58,7 @@ class ForkedProcess:
         self.stdin = stdin
         self.stdout = stdout
         self.returncode: int | None = None
-        self._status = status
+        self._status: socket.socket | None = status
         self._lock = threading.Lock()
 
     def poll(self) -> int | None:
@@ -74,13 +74,22 @@ class ForkedProcess:
                 raise subprocess.TimeoutExpired(self.args, timeout)
 
     def _read_status(self, timeout: float) -> int | None:
+        """The return code once reported; None while running. With the fork server gone, the
+        process is followed in /proc, and its end raises ForkServerError (its status is lost)."""
         with self._lock:
-            if self.returncode is None and select.select([self._status], [], [], timeout)[0]:
+            if self.returncode is not None:
+                return self.returncode
+            if self._status is None:  # the fork server is gone
+                if sample.is_live(self.pid):
+                    time.sleep(timeout)
+                    return None
+                raise ForkServerError(f"pid {self.pid} ended after its fork server, which had its exit status")
+            if select.select([self._status], [], [], timeout)[0]:
                 data = self._status.recv(4096)
-                if not data:
-                    raise ForkServerError(f"the fork server ended without reporting pid {self.pid}")
-                self.returncode = json.loads(data)["returncode"]
                 self._status.close()
+                self._status = None
+                if data:
+                    self.returncode = json.loads(data)["returncode"]
             return self.returncode
 
 
@@ -132,7 +141,8 @@ class ForkServer:
             for fd in (stdin_w, stdout_r):
                 os.close(fd)
             status.close()
-            raise ForkServerUnavailable(self._give_up(f"fork server failed: {exc}")) from None
+            why = str(exc) if isinstance(exc, ForkServerUnavailable) else f"fork server failed: {exc}"
+            raise ForkServerUnavailable(self._give_up(why)) from None
         finally:
             for fd in (stdin_r, stdout_w):
                 os.close(fd)
@@ -140,19 +150,26 @@ class ForkServer:
         return ForkedProcess([str(script), *args], pid, status, open(stdin_w, "wb"), open(stdout_r, "rb"))
 
     def _await_pid(self, status: socket.socket) -> int:
-        """The forked child's pid; unavailable if the server dies, or stalls with no CPU progress."""
-        cpu, progressed = sample.cpu_seconds(self.process.pid), time.monotonic()
-        while time.monotonic() - progressed < STALL_BOUND:
-            if self.process.poll() is not None or self.unavailable:
-                break
+        """The forked child's pid; unavailable if the server dies, stalls (no CPU progress), or passes START_CAP.
+
+        A pid that arrives as the server is given up belongs to a child no arm will watch: it is killed first.
+        """
+        started = progressed = time.monotonic()
+        cpu = sample.cpu_seconds(self.process.pid)
+        while time.monotonic() - progressed < STALL_BOUND and time.monotonic() - started < START_CAP:
             if select.select([status], [], [], POLL_INTERVAL)[0]:
-                data = status.recv(4096)
-                if data:
+                if data := status.recv(4096):
                     return json.loads(data)["pid"]
+                break
+            if self.process.poll() is not None or self.unavailable:
                 break
             if (now := sample.cpu_seconds(self.process.pid)) > cpu:
                 cpu, progressed = now, time.monotonic()
-        raise ForkServerUnavailable(self.unavailable or f"no child from the fork server: {self.stderr_tail()}")
+        why = self.unavailable or f"no child from the fork server: {self.stderr_tail()}"
+        self._give_up(why)
+        if select.select([status], [], [], 0)[0] and (data := status.recv(4096)):
+            _kill_orphan(json.loads(data)["pid"])
+        raise ForkServerUnavailable(why)
 
     def _give_up(self, why: str) -> str:
         """Mark the server unavailable and stop it; its fixtures are exec'd from now on."""
@@ -176,3 +193,15 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self._stderr.close()
+
+
+def _kill_orphan(pid: int) -> None:
+    """Kill a forked child's process group and wait (bounded) until it is gone."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + START_CAP
+    while sample.is_live(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)

@@ -64,13 +64,18 @@ class Child:
     def stop(self) -> None:
         """SIGTERM to its group, then SIGKILL after a bound; records which one ended it."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self.popen.poll() is not None:
+            if not _running(self.popen):
                 return
             with suppress(ProcessLookupError):
                 os.killpg(self.pid, sig)
-            with suppress(subprocess.TimeoutExpired):
+            try:
                 self.popen.wait(TERM_GRACE)
-                self.ended_by = sig.name
+            except subprocess.TimeoutExpired:
+                continue
+            except ForkServerError:  # it ended, and its exit status went with its fork server
+                pass
+            self.ended_by = sig.name
+            return
 
     def record(self) -> dict:
         """The raw exit facts of this child."""
@@ -117,11 +122,11 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
 @contextmanager
 def fork_servers(interpreters: list[tuple[str, dict[str, str]]]) -> Iterator[None]:
     """Serve every spawn under these (python, env) pairs from a fork server, started at once, closed on exit."""
-    for python, env in interpreters:
-        key = _server_key(python, env)
-        if key not in _fork_servers:
-            _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
     try:
+        for python, env in interpreters:
+            key = _server_key(python, env)
+            if key not in _fork_servers:
+                _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
         yield
     finally:
         servers = list(_fork_servers.values())
@@ -168,11 +173,11 @@ def reap_all() -> int:
 
 
 def _running(process: subprocess.Popen | ForkedProcess) -> bool:
-    """Whether it has not been seen to exit; one whose fork server is gone counts by /proc."""
+    """Whether it has not been seen to exit (one whose exit status was lost with its fork server has ended)."""
     try:
         return process.poll() is None
     except ForkServerError:
-        return sample.is_live(process.pid)
+        return False
 
 
 def _alive(pids: set[int]) -> bool:

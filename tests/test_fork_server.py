@@ -12,6 +12,7 @@ import textwrap
 
 import pytest
 
+from fixtures.fork_server import ORPHAN_BOUND
 from stdio_probe import spawn
 from stdio_probe.forkserver import ForkServer
 
@@ -25,6 +26,7 @@ REPORT = textwrap.dedent(
         "argv": sys.argv[1:],
         "path0": sys.path[0],
         "name": __name__,
+        "main": [sys.modules["__main__"].__dict__ is globals(), __package__, __spec__, type(__loader__).__name__],
         "own_session": os.getsid(0) == os.getpid(),
         "handlers": {name: str(signal.getsignal(getattr(signal, name))) for name in ("SIGCHLD", "SIGTERM", "SIGINT")},
         "marker": os.environ.get("PROBE_RUN_ID"),
@@ -100,3 +102,13 @@ def test_forked_fixture_ends_with_subprocess_returncodes(server, tmp_path, body,
     code, _, stderr = _forked(server, script, [])
     assert code == returncode
     assert stderr_has in stderr
+
+
+def test_fork_server_whose_probe_is_gone_ends_its_children_and_reports_them(server):
+    """The control socket closing (the probe done, or killed) bounds how long a stuck fixture outlives it."""
+    with tempfile.TemporaryFile() as stderr:
+        process = server.fork(spawn.FIXTURES / "fixture_stubborn.py", ["--ignore-sigterm"], stderr.fileno(), ())
+    assert process.stdout.readline() == b"ready\n"
+    server._control.close()
+    assert process.wait(ORPHAN_BOUND + 5) == -signal.SIGKILL
+    assert server.process.wait(5) == 0
