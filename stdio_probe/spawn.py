@@ -38,7 +38,7 @@ _fork_servers: dict[tuple[str, tuple], ForkServer] = {}
 class Child:
     """A spawned fixture: its process, start time, and stderr kept in a file (never a pipe that can fill)."""
 
-    popen: subprocess.Popen | ForkedProcess
+    process: subprocess.Popen | ForkedProcess
     started: float
     stderr_file: object = field(repr=False)
     ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
@@ -46,7 +46,7 @@ class Child:
 
     @property
     def pid(self) -> int:
-        return self.popen.pid
+        return self.process.pid
 
     def stderr_text(self) -> str:
         self.stderr_file.seek(0)
@@ -56,7 +56,7 @@ class Child:
     def wait_self_exit(self, timeout: float) -> bool:
         """Whether the process exited by itself within timeout."""
         try:
-            self.popen.wait(timeout)
+            self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             return False
         return True
@@ -64,12 +64,12 @@ class Child:
     def stop(self) -> None:
         """SIGTERM to its group, then SIGKILL after a bound; records which one ended it."""
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            if not _running(self.popen):
+            if not _running(self.process):
                 return
             with suppress(ProcessLookupError):
                 os.killpg(self.pid, sig)
             try:
-                self.popen.wait(TERM_GRACE)
+                self.process.wait(TERM_GRACE)
             except subprocess.TimeoutExpired:
                 continue
             except ForkServerError:  # it ended, and its exit status went with its fork server
@@ -79,13 +79,13 @@ class Child:
 
     def record(self) -> dict:
         """The raw exit facts of this child."""
-        code = self.popen.returncode
+        code = self.process.returncode
         return {
             "pid": self.pid,
             "exit_code": code,
             "signal": signal.Signals(-code).name if code is not None and code < 0 else None,
             "ended_by": self.ended_by or ("self" if code is not None else None),
-            "launch": "fork_server" if isinstance(self.popen, ForkedProcess) else "exec",
+            "launch": "fork_server" if isinstance(self.process, ForkedProcess) else "exec",
             **({"fork_server_unavailable": self.fork_server_unavailable} if self.fork_server_unavailable else {}),
             "stderr": self.stderr_text(),
         }

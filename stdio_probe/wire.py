@@ -11,13 +11,13 @@ from stdio_probe.spawn import Child
 
 def send(child: Child, message: dict) -> None:
     """Write one newline-delimited JSON-RPC message to the child's stdin."""
-    child.popen.stdin.write((json.dumps(message) + "\n").encode())
-    child.popen.stdin.flush()
+    child.process.stdin.write((json.dumps(message) + "\n").encode())
+    child.process.stdin.flush()
 
 
 def close_stdin(child: Child) -> float:
     """Close the child's stdin (EOF for the server); returns when, on the monotonic clock."""
-    child.popen.stdin.close()
+    child.process.stdin.close()
     return time.monotonic()
 
 
@@ -35,7 +35,7 @@ class StdoutReader:
 
     def _run(self) -> None:
         pending = b""
-        stream = self.child.popen.stdout
+        stream = self.child.process.stdout
         while chunk := stream.read1(65536):
             with self.changed:
                 self.bytes += len(chunk)

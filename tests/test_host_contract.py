@@ -24,7 +24,7 @@ FAST = Options(window=10.0, method="fast")
 def _stubborn(pinned, *args: str):
     """A child that ignores stdin EOF (and SIGTERM with --ignore-sigterm), once it says it is ready."""
     child = spawn(pinned.python, "fixture_stubborn.py", list(args), {})
-    assert child.popen.stdout.readline() == b"ready\n"
+    assert child.process.stdout.readline() == b"ready\n"
     return child
 
 
@@ -43,8 +43,8 @@ def test_shutdown_drains_the_real_sdk_server_until_it_exits_by_itself(pinned):
     child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
     try:
         wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        assert _pipe_fills(child.popen.stdout.fileno(), timeout=10.0), "the response never filled the pipe"
-        done = shutdown_child(child.popen, exit_bound=5.0, term_bound=1.0)
+        assert _pipe_fills(child.process.stdout.fileno(), timeout=10.0), "the response never filled the pipe"
+        done = shutdown_child(child.process, exit_bound=5.0, term_bound=1.0)
     finally:
         child.stop()
     assert (done.ended_by, done.exit_code, done.stdout_eof) == ("self", 0, True), done
@@ -71,7 +71,7 @@ def test_shutdown_escalates_on_its_bounds(pinned, caplog, args, term_bound, ende
     child = _stubborn(pinned, *args)
     try:
         with caplog.at_level(logging.WARNING, logger="stdio_probe.host_contract"):
-            done = shutdown_child(child.popen, exit_bound=0.3, term_bound=term_bound)
+            done = shutdown_child(child.process, exit_bound=0.3, term_bound=term_bound)
     finally:
         child.stop()
     assert (done.ended_by, done.exit_code) == (ended_by, code), done

@@ -45,10 +45,10 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
         eof_at = wire.close_stdin(child)
         record["eof_at_s"] = round(eof_at - child.started, 3)
         record.update(_observe_after_eof(child, eof_at, options, prove=reader is None))
-        if child.popen.poll() is None and record["decided_by"] == "proof":
+        if child.process.poll() is None and record["decided_by"] == "proof":
             reader = wire.StdoutReader(child)  # the proof's test: drain, and it should exit by itself
             record["exited_after_drain"] = child.wait_self_exit(EXIT_AFTER_DRAIN)
-        if child.popen.poll() is None:
+        if child.process.poll() is None:
             child.stop()
         if reader is not None:
             reader.join(1.0)
@@ -63,7 +63,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
 def _shut_down(child: Child, options: Options) -> dict:
     """The host contract in place of the plain close: it closes stdin, drains, waits a bound, escalates."""
     eof_at = time.monotonic()
-    done = shutdown_child(child.popen, exit_bound=options.window, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
+    done = shutdown_child(child.process, exit_bound=options.window, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
     by_itself = done.ended_by == "self"
     child.ended_by = None if by_itself else done.ended_by  # Child keeps only the signal that ended it
     return {
@@ -84,8 +84,8 @@ def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: flo
     if reader is not None:
         done = reader.wait_for(lambda r: r.bytes > PAYLOAD_BYTES and r.messages, timeout)
         return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "bytes_received": reader.bytes}
-    read_fd = child.popen.stdout.fileno()
-    while time.monotonic() < deadline and child.popen.poll() is None:
+    read_fd = child.process.stdout.fileno()
+    while time.monotonic() < deadline and child.process.poll() is None:
         fill = sample.pipe_fill(read_fd)
         if fill["buffered"] >= fill["capacity"]:
             return {"seen": True, "after_s": round(time.monotonic() - child.started, 3), "pipe": fill}
@@ -96,10 +96,10 @@ def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: flo
 def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: bool) -> dict:
     """Sample /proc until the process exits, a hang is proven (fast method), or the window ends."""
     samples, proofs, last_proof = [], 0, None
-    read_fd = child.popen.stdout.fileno()
+    read_fd = child.process.stdout.fileno()
     decided_by = "window"
     while time.monotonic() - eof_at < options.window:
-        if child.popen.poll() is not None:
+        if child.process.poll() is not None:
             decided_by = "exit"
             break
         samples.append(sample.snapshot(child.pid, eof_at))
@@ -110,7 +110,7 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: boo
                 decided_by = "proof"
                 break
         time.sleep(SAMPLE_INTERVAL)
-    alive = child.popen.poll() is None
+    alive = child.process.poll() is None
     exited_after = None if alive else round(time.monotonic() - eof_at, 3)
     observed = {
         "decided_by": decided_by,
