@@ -138,11 +138,14 @@ class ForkServer:
                 socket.send_fds(self._control, [json.dumps(request).encode()], fds)
             pid = self._await_pid(status)
         except (OSError, ForkServerUnavailable) as exc:
+            why = self._give_up(str(exc) if isinstance(exc, ForkServerUnavailable) else f"fork server failed: {exc}")
+            # a pid that arrived as the server was given up belongs to a child no arm will watch
+            if select.select([status], [], [], 0)[0] and (data := status.recv(4096)):
+                _kill_orphan(json.loads(data)["pid"])
             for fd in (stdin_w, stdout_r):
                 os.close(fd)
             status.close()
-            why = str(exc) if isinstance(exc, ForkServerUnavailable) else f"fork server failed: {exc}"
-            raise ForkServerUnavailable(self._give_up(why)) from None
+            raise ForkServerUnavailable(why) from None
         finally:
             for fd in (stdin_r, stdout_w):
                 os.close(fd)
@@ -150,10 +153,7 @@ class ForkServer:
         return ForkedProcess([str(script), *args], pid, status, open(stdin_w, "wb"), open(stdout_r, "rb"))
 
     def _await_pid(self, status: socket.socket) -> int:
-        """The forked child's pid; unavailable if the server dies, stalls (no CPU progress), or passes START_CAP.
-
-        A pid that arrives as the server is given up belongs to a child no arm will watch: it is killed first.
-        """
+        """The forked child's pid; unavailable if the server dies, stalls (no CPU progress), or passes START_CAP."""
         started = progressed = time.monotonic()
         cpu = sample.cpu_seconds(self.process.pid)
         while time.monotonic() - progressed < STALL_BOUND and time.monotonic() - started < START_CAP:
@@ -165,11 +165,7 @@ class ForkServer:
                 break
             if (now := sample.cpu_seconds(self.process.pid)) > cpu:
                 cpu, progressed = now, time.monotonic()
-        why = self.unavailable or f"no child from the fork server: {self.stderr_tail()}"
-        self._give_up(why)
-        if select.select([status], [], [], 0)[0] and (data := status.recv(4096)):
-            _kill_orphan(json.loads(data)["pid"])
-        raise ForkServerUnavailable(why)
+        raise ForkServerUnavailable(self.unavailable or f"no child from the fork server: {self.stderr_tail()}")
 
     def _give_up(self, why: str) -> str:
         """Mark the server unavailable and stop it; its fixtures are exec'd from now on."""
