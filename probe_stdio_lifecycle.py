@@ -1,8 +1,6 @@
-"""Reproduce the MCP Python SDK's stdio lifecycle defects L1-L6 and write results.json."""
+"""Run the probe from a checkout: the same command as the installed probe-stdio-lifecycle."""
 
-import sys
-
-from stdio_probe.cli import main
+from stdio_probe.cli import entry_point
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry_point()

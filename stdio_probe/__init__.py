@@ -1,3 +1,18 @@
-"""Diagnostic probe for lifecycle defects of the MCP Python SDK over stdio."""
+"""Probe the stdio lifecycle defects of the MCP Python SDK, and of any stdio MCP server."""
 
-__version__ = "0.2.0"
+from importlib.resources import files
+from pathlib import Path
+
+__version__ = "0.3.0"
+
+
+def package_file(name: str) -> Path:
+    """A file shipped inside the package (the fixtures, the schema), found through importlib.resources.
+
+    The fixtures are run as scripts by other interpreters, so they must be real files: an installed
+    wheel and a checkout both have them on disk.
+    """
+    path = files(__name__) / name
+    if not isinstance(path, Path):
+        raise RuntimeError(f"stdio_probe is not installed on a file system ({path}): its fixtures cannot run")
+    return path

@@ -113,6 +113,11 @@ def bisect_code(runs: list[dict]) -> int:
     return {"reproduced": BISECT_BAD, "not_reproduced": BISECT_GOOD}.get(runs[0]["verdict"], BISECT_SKIP)
 
 
+def entry_point() -> None:
+    """The console script, python -m stdio_probe and probe_stdio_lifecycle.py."""
+    sys.exit(main())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the probe; every exit path, a signal included, reaps what the run spawned."""
     errors = Console(stderr=True, soft_wrap=True)

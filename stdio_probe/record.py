@@ -22,11 +22,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stdio_probe import __version__, sample
+from stdio_probe import __version__, package_file, sample
 from stdio_probe.model import Options
 
 SCHEMA_VERSION = 4
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "results.schema.json"
+SCHEMA_PATH = package_file("results.schema.json")
 
 
 def default_pipe_capacity() -> int:

@@ -18,14 +18,13 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from stdio_probe import sample
+from stdio_probe import package_file, sample
 from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
 
 MARKER = "PROBE_RUN_ID"
 RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose it, to find our tree
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = package_file("fixtures")
 STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
 

@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from fixtures.fork_server import ORPHAN_BOUND
 from stdio_probe import spawn
+from stdio_probe.fixtures.fork_server import ORPHAN_BOUND
 from stdio_probe.forkserver import ForkServer
 
 REPORT = textwrap.dedent(
