@@ -12,7 +12,11 @@ CASE = SimpleNamespace(assess=lambda record: Finding(record["shown"], record["no
 
 def test_any_arm_not_applicable_makes_the_case_not_applicable():
     arms = {"bug": {"not_applicable": "no listen"}, "control": {"shown": False, "note": "n"}}
-    assert decide(CASE, arms) == {"verdict": "not_applicable", "reason": "bug arm: no listen"}
+    assert decide(CASE, arms) == {
+        "verdict": "not_applicable",
+        "reason": "bug arm: no listen",
+        "headline": "bug arm: no listen",
+    }
 
 
 def test_extra_arms_add_their_note_but_never_the_verdict():
@@ -22,7 +26,11 @@ def test_extra_arms_add_their_note_but_never_the_verdict():
         "mitigated": {"shown": True, "note": "m"},  # judged by mitigation(), not in the reason
         "crash_loop": {"shown": True, "note": "x"},
     }
-    assert decide(CASE, arms) == {"verdict": "reproduced", "reason": "bug: b; control: c; crash_loop: x"}
+    assert decide(CASE, arms) == {
+        "verdict": "reproduced",
+        "reason": "bug: b; control: c; crash_loop: x",
+        "headline": "b",
+    }
 
 
 def test_control_showing_the_defect_is_inconclusive():
