@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from stdio_probe.decide import decide
-from stdio_probe.model import Finding
+from stdio_probe.model import BRIEF_CHARS, Finding
 
 CASE = SimpleNamespace(assess=lambda record: Finding(record["shown"], record["note"]))
 
@@ -36,3 +36,22 @@ def test_extra_arms_add_their_note_but_never_the_verdict():
 def test_control_showing_the_defect_is_inconclusive():
     arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": True, "note": "c"}}
     assert decide(CASE, arms)["verdict"] == "inconclusive"
+
+
+def test_headline_is_the_bug_arms_short_form_or_its_note_cut():
+    arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": False, "note": "c"}}
+    short = SimpleNamespace(assess=lambda record: Finding(record["shown"], "a long note " * 20, "in few words"))
+    assert decide(short, arms)["headline"] == "in few words"
+    cut = decide(SimpleNamespace(assess=lambda record: Finding(record["shown"], "a long note " * 20)), arms)
+    assert (
+        len(cut["headline"]) <= BRIEF_CHARS
+        and cut["headline"].startswith("a long note a")
+        and cut["headline"][-1] == "…"
+    )
+
+
+def test_headline_of_an_inconclusive_case_names_the_arm_that_decided_it():
+    arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": True, "note": "c"}}
+    assert decide(CASE, arms)["headline"] == "control too: c"
+    arms["bug"] = {"shown": None, "note": "no checkpoints"}
+    assert decide(CASE, arms)["headline"] == "no evidence: no checkpoints"
