@@ -130,6 +130,15 @@ def _word(run: dict | None) -> str:
     return f"{EMOJI[run['verdict']]} {WORDS[run['verdict']]}{held}"
 
 
+def append_step_summary(path: str, markdown: str, stream: TextIO) -> None:
+    """Append to the job summary; a summary that cannot be written is a warning, the results stand."""
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(markdown)
+    except OSError as exc:
+        print(f"::warning title=job summary not written::{exc}", file=stream, flush=True)
+
+
 def annotation(problem: Problem) -> str:
     """A GitHub workflow command that shows the problem as an error on the run's page."""
     message = problem.line.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -142,7 +151,6 @@ def publish_github(runs: list[dict], problems: list[Problem] | None, stream: Tex
         return
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
-        with open(summary_path, "a", encoding="utf-8") as out:
-            out.write(step_summary(runs, problems))
+        append_step_summary(summary_path, step_summary(runs, problems), stream)
     for problem in problems or ():
         print(annotation(problem), file=stream, flush=True)

@@ -311,8 +311,9 @@ def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> 
     else:
         console.print(compare.table(found, same, names))
     if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
-        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
-            summary.write(compare.markdown(found, same, names))
+        ci_output.append_step_summary(
+            os.environ["GITHUB_STEP_SUMMARY"], compare.markdown(found, same, names), sys.stdout
+        )
     return EXIT_MISMATCH if found else EXIT_OK
 
 
@@ -323,6 +324,10 @@ def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> 
     out, inputs = args.merge[0], args.merge[1:]
     if out in inputs:
         raise UsageError(f"--merge: {out} is both the output and an input")
+    try:
+        record.check_writable(out)
+    except OSError as exc:
+        raise UsageError(f"--merge: {exc}") from None
     check_outputs(args)
     merged = compare.merge(inputs, record.main_argv())
     runs = merged["runs"]

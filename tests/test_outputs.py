@@ -28,6 +28,7 @@ from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
 WIDTH = 80
+PROG = "probe-stdio-lifecycle"
 
 
 def probe(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -232,3 +233,19 @@ def test_matrix_words_fit_twelve_cases_and_mark_a_contract_not_held(shards):
     Console(file=out, width=WIDTH).print(report.summary(runs))
     assert_fits(out.getvalue())
     assert "L12" in out.getvalue() and "bug!" in out.getvalue()
+
+
+def test_readme_workflow_runs_real_probe_commands(tmp_path):
+    """The README's sharding workflow: its plan step's matrix is real, and every probe step parses."""
+    workflow = (ROOT / "README.md").read_text().split("```yaml\n", 1)[1].split("```", 1)[0]
+    steps = [line.split("run: ", 1)[1] for line in workflow.splitlines() if "run: " in line and PROG in line]
+    plan, shard, merge = steps
+    done = probe(*shlex.split(plan.split("$(", 1)[1].split(")", 1)[0])[1:], cwd=tmp_path)
+    include = json.loads(done.stdout)["include"]
+    assert {(e["sdk"], e["case"]) for e in include} == {(v, c) for v in ("2.2.0", "2.3.0") for c in CASES}
+    for entry in include:
+        command = shard.replace("${{ matrix.args }}", entry["args"]).replace("${{ matrix.name }}", entry["name"])
+        args = cli.parse_args(shlex.split(command)[1:])
+        assert (args.sdk, args.only, args.out) == (entry["sdk"], entry["case"], f"results-{entry['name']}.json")
+    args = cli.parse_args(shlex.split(merge)[1:])
+    assert args.merge[0] == Path("results.json") and args.expect == Path("expectations.json") and args.junit
