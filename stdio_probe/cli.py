@@ -103,7 +103,7 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     output.add_argument("-v", "--verbose", action="store_true", help="the summary with every arm's evidence in full")
     output.add_argument("--svg", type=Path, metavar="PATH", help="also save the summary as an SVG image")
     output.add_argument("--junit", type=Path, metavar="PATH", help="also write a JUnit XML file (a testcase per case)")
-    output.add_argument("--write-expect", type=Path, metavar="FILE", help="write this run's verdicts as --expect file")
+    output.add_argument("--write-expect", type=Path, metavar="FILE", help="write the verdicts as an --expect file")
     output.add_argument("--markdown", action="store_true", help="--compare: print the changes as markdown")
     modes = parser.add_argument_group("modes that run no case").add_mutually_exclusive_group()
     modes.add_argument("--list", action="store_true", help="list the cases and exit")
@@ -318,7 +318,11 @@ def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> 
 
 
 def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """--merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run."""
+    """--merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run.
+
+    --only is the scope of --expect, as in a run: by default every case, so an expected case that no
+    shard reported is a stale entry.
+    """
     if len(args.merge) < 2:
         raise UsageError("--merge needs OUT and at least one results file to merge")
     out, inputs = args.merge[0], args.merge[1:]
@@ -329,10 +333,8 @@ def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> 
     except OSError as exc:
         raise UsageError(f"--merge: {exc}") from None
     check_outputs(args)
+    gate = Gate(selected_cases(args.only), expect.load(args.expect) if args.expect else None)
     merged = compare.merge(inputs, record.main_argv())
-    runs = merged["runs"]
-    expected = expect.load(args.expect) if args.expect else None
     record.write_atomic(out, merged)
-    written = f"merged {len(inputs)} files ({len(runs)} runs) into {out}"
-    gate = Gate(list(dict.fromkeys(run["case"] for run in runs)), expected)
-    return finish(runs, gate, args, written, (console, errors))
+    written = f"merged {len(inputs)} files ({len(merged['runs'])} runs) into {out}"
+    return finish(merged["runs"], gate, args, written, (console, errors))

@@ -145,6 +145,15 @@ def test_an_undecided_run_under_expect_exits_3_not_1(shards, tmp_path):
     assert probe("--merge", "m.json", str(shard), "--expect", str(expectations), cwd=tmp_path).returncode == 0
 
 
+def test_an_expected_case_that_no_shard_reported_fails_the_merged_gate(shards, tmp_path):
+    expectations = tmp_path / "expect.json"
+    expectations.write_text(json.dumps({"L2": {"2.2.0": "reproduced"}, "L3": {"2.2.0": "reproduced"}}))
+    done = probe("--merge", "m.json", "a.json", "--expect", str(expectations), cwd=shards["folder"])
+    assert done.returncode == cli.EXIT_MISMATCH and "L3 on mcp 2.2.0" in done.stderr
+    done = probe("--merge", "m.json", "a.json", "--expect", str(expectations), "--only", "L2", cwd=shards["folder"])
+    assert done.returncode == cli.EXIT_OK, done.stderr
+
+
 @pytest.mark.parametrize(
     ("inputs", "message"),
     [
