@@ -239,11 +239,8 @@ def _run(argv: list[str], errors: Console) -> int:
     written = write_results(args.out, record.results(meta, runs))
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
-    if args.bisect:
-        console.print(report.summary(runs, args.verbose))
-        console.print(written, highlight=False, markup=False)
-        return bisect_code(runs)
-    return finish(runs, Gate(case_ids, expected), args, written, (console, errors))
+    code = finish(runs, Gate(case_ids, expected), args, written, (console, errors))
+    return bisect_code(runs) if args.bisect else code
 
 
 def check_outputs(args: argparse.Namespace) -> None:

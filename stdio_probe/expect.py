@@ -89,8 +89,8 @@ def _version(run: dict) -> str | None:
 
 
 def _keys(run: dict) -> list[tuple[str, str | None]]:
-    """The entries that can speak for a run, most specific first: its mcp version, its subject, any SDK."""
-    names = dict.fromkeys(name for name in (_version(run), subject(run)) if name)
+    """The entries that can speak for a run, most specific first: its subject (pinned), its mcp version, any SDK."""
+    names = dict.fromkeys(name for name in (subject(run), _version(run)) if name)
     return [*((run["case"], name) for name in names), (run["case"], None)]
 
 

@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from stdio_probe import __version__, cli, report
+from stdio_probe import __version__, cli, expect, report
 from stdio_probe.cases import CASES
 from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
 
@@ -258,3 +258,16 @@ def test_readme_workflow_runs_real_probe_commands(tmp_path):
         assert (args.sdk, args.only, args.out) == (entry["sdk"], entry["case"], f"results-{entry['name']}.json")
     args = cli.parse_args(shlex.split(merge)[1:])
     assert args.merge[0] == Path("results.json") and args.expect == Path("expectations.json") and args.junit
+
+
+def test_written_expectations_split_one_version_by_subject_when_its_runs_disagree(tmp_path):
+    def run(spec: str, version: str, verdict: str) -> dict:
+        return {"case": "L1", "sdk": {"spec": spec, "version": version}, "verdict": verdict, "reason": "r"}
+
+    runs = [run("pinned", "2.2.0", "reproduced"), run("2.2.0", "2.2.0", "not_reproduced")]
+    runs.append(run("2.3.0", "2.3.0", "reproduced"))
+    document = expect.expectations(runs)
+    assert document == {"L1": {"pinned": "reproduced", "2.2.0": "not_reproduced", "2.3.0": "reproduced"}}
+    path = tmp_path / "expect.json"
+    path.write_text(json.dumps(document))
+    assert expect.problems(expect.load(path), runs, ["L1"]) == []
