@@ -204,6 +204,8 @@ def _run(argv: list[str], errors: Console) -> int:
             for case_id, case in CASES.items():
                 console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
             return EXIT_OK
+        if args.markdown and not args.compare:
+            raise UsageError("--markdown goes with --compare")
         if args.compare:
             return compare_files(*args.compare, args.markdown, console)
         if args.merge:
