@@ -1,21 +1,26 @@
-"""Command line: parse, check everything before spawning, run, record, report."""
+"""Command line: parse, check everything before spawning, run, record, report (or compare, list, merge)."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
+import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
-from stdio_probe import envs, expect, record, report, runner, sdk, spawn
+from stdio_probe import ci_output, compare, envs, expect, record, report, runner, sdk, spawn, usage
 from stdio_probe.cases import CASES, arms_of
 from stdio_probe.model import Options, Sdk
+from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 130, 143
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
+STDOUT = "-"  # --out -: results.json on stdout, the report on stderr
 # --bisect speaks git bisect run: 0 good, 1 bad, 125 skip (cannot tell), above 127 abort the bisection.
 BISECT_GOOD, BISECT_BAD, BISECT_SKIP, BISECT_ABORT = 0, 1, 125, 128
 
@@ -34,10 +39,26 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = _Parser(prog="probe_stdio_lifecycle.py", description=__doc__)
-    parser.add_argument("--only", default=",".join(CASES), help="comma-separated case ids (default: all)")
-    parser.add_argument("--out", type=Path, default=Path("results.json"), help="results file (default: ./results.json)")
-    parser.add_argument("--window", type=float, default=10.0, help="observation window per arm, seconds (default 10)")
+    parser = _Parser(
+        prog=usage.PROG,
+        usage=usage.USAGE,
+        description=usage.DESCRIPTION,
+        epilog=usage.epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="the probe's version and the mcp it pins, then exit")
+    parser.add_argument(
+        "--only", metavar="IDS", default=",".join(CASES), help="comma-separated case ids (default: all)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="PATH",
+        default="results.json",
+        help="results file, - for stdout (report on stderr); default: ./results.json",
+    )
+    parser.add_argument(
+        "--window", metavar="SECONDS", type=float, default=10.0, help="observation window per arm, seconds (default 10)"
+    )
     parser.add_argument(
         "--method",
         choices=("fast", "window"),
@@ -46,25 +67,59 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--sdk",
+        metavar="SPECS",
         help="comma-separated mcp versions from PyPI and/or local SDKs (a python-sdk checkout or an mcp wheel), "
         "each run in an environment of its own (default: this interpreter's pinned mcp)",
     )
-    parser.add_argument("--python", help="also run against this interpreter, with the mcp it already has")
+    parser.add_argument(
+        "--python", metavar="PATH", help="also run against this interpreter, with the mcp it already has"
+    )
     parser.add_argument(
         "--env-dir",
+        metavar="DIR",
         type=Path,
         default=envs.default_cache(),
         help=f"where SDK environments are kept and reused (default: {envs.default_cache()})",
     )
     gate = parser.add_mutually_exclusive_group()
-    gate.add_argument("--expect", type=Path, help="expected verdicts (JSON); exit 1 on a mismatch or a stale entry")
+    gate.add_argument(
+        "--expect",
+        metavar="FILE",
+        type=Path,
+        help="expected verdicts (JSON): exit 1 on a mismatch, 3 on a run undecided",
+    )
     gate.add_argument(
         "--bisect",
         action="store_true",
         help="one case, one SDK: exit 0 not reproduced, 1 reproduced, 125 cannot tell (for git bisect run)",
     )
-    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    _add_output_arguments(parser)
     return parser.parse_args(argv)
+
+
+def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a run (or --merge) writes besides results.json, and the modes that run nothing."""
+    output = parser.add_argument_group("report and CI output")
+    output.add_argument("-v", "--verbose", action="store_true", help="the summary with every arm's evidence in full")
+    output.add_argument("--svg", type=Path, metavar="PATH", help="also save the summary as an SVG image")
+    output.add_argument("--junit", type=Path, metavar="PATH", help="also write a JUnit XML file (a testcase per case)")
+    output.add_argument("--write-expect", type=Path, metavar="FILE", help="write the verdicts as an --expect file")
+    output.add_argument("--markdown", action="store_true", help="--compare: print the changes as markdown")
+    modes = parser.add_argument_group("modes that run no case").add_mutually_exclusive_group()
+    modes.add_argument("--list", action="store_true", help="list the cases and exit")
+    modes.add_argument(
+        "--list-matrix", action="store_true", help="print the selection (--only, --sdk) as a CI matrix (JSON) and exit"
+    )
+    modes.add_argument(
+        "--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="the verdict changes between two results files"
+    )
+    modes.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar=("OUT", "IN"),
+        help="merge results files (shards) into OUT, then report, gate and write as a run does",
+    )
 
 
 def selected_cases(only: str) -> list[str]:
@@ -138,27 +193,36 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str], errors: Console) -> int:
-    console = Console()
     bisecting = "--bisect" in argv
     try:
         args = parse_args(argv)
+        console = Console(stderr=args.out == STDOUT)
+        if args.version:
+            print(usage.version())
+            return EXIT_OK
         if args.list:
             for case_id, case in CASES.items():
-                console.print(f"{case_id}  {case.TITLE}")
+                console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
             return EXIT_OK
+        if args.markdown and not args.compare:
+            raise UsageError("--markdown goes with --compare")
+        if args.compare:
+            return compare_files(*args.compare, args.markdown, console)
+        if args.merge:
+            return merge_files(args, console, errors)
         check_host()
         case_ids = selected_cases(args.only)
         if not args.window > 0:
             raise UsageError("--window must be a positive number of seconds")
-        try:
-            record.check_writable(args.out)
-        except OSError as exc:
-            raise UsageError(f"--out: {exc}") from None
         requests = sdk.requests(args.sdk, args.python)
+        if args.list_matrix:
+            print(json.dumps(compare.matrix(requests, case_ids)))
+            return EXIT_OK
+        check_outputs(args)
         if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
             raise UsageError("--bisect needs exactly one case (--only) and one SDK")
         expected = expect.load(args.expect) if args.expect else None
-    except (UsageError, SdkError, expect.ExpectationError) as exc:
+    except (UsageError, SdkError, expect.ExpectationError, ResultsError) as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
         return BISECT_ABORT if bisecting else EXIT_USAGE
     try:
@@ -174,16 +238,102 @@ def _run(argv: list[str], errors: Console) -> int:
         runs = runner.run_matrix(sdks, case_ids, options, live) + failed
     leftovers = spawn.reap_all()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
-    record.write_atomic(args.out, record.results(meta, runs))
-    console.print(report.summary(runs))
+    written = write_results(args.out, record.results(meta, runs))
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
-    console.print(f"results written to {args.out}")
-    if args.bisect:
-        return bisect_code(runs)
-    if expected is not None:
-        problems = expect.problems(expected, runs, case_ids)
-        for line in problems:
-            errors.print(f"expectation: {line}", highlight=False, markup=False)
-        return EXIT_MISMATCH if problems else EXIT_OK
-    return EXIT_OK
+    code = finish(runs, Gate(case_ids, expected), args, written, (console, errors))
+    return bisect_code(runs) if args.bisect else code
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Every file the run will write can be written: checked before anything is spawned."""
+    targets = {"--out": None if args.out == STDOUT or args.merge else Path(args.out)}
+    targets |= {"--svg": args.svg, "--junit": args.junit, "--write-expect": args.write_expect}
+    for option, path in targets.items():
+        if path is None:
+            continue
+        try:
+            record.check_writable(path)
+        except OSError as exc:
+            raise UsageError(f"{option}: {exc}") from None
+
+
+def write_results(out: str, document: dict) -> str:
+    """Write the results file (or stdout for -); what to tell the user."""
+    if out == STDOUT:
+        sys.stdout.write(record.dumps(document))
+        sys.stdout.flush()
+        return "results written to stdout"
+    record.write_atomic(Path(out), document)
+    return f"results written to {out}"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What --expect checks: the cases in scope, and the expectations (None without --expect)."""
+
+    case_ids: list[str]
+    expected: dict | None
+
+
+def finish(
+    runs: list[dict], gate: Gate, args: argparse.Namespace, written: str, consoles: tuple[Console, Console]
+) -> int:
+    """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code."""
+    console, errors = consoles
+    summary = report.summary(runs, args.verbose)
+    console.print(summary)
+    console.print(written, highlight=False, markup=False)
+    if args.svg:
+        report.save_svg(summary, args.svg, console.width)
+    problems = None if gate.expected is None else expect.problems(gate.expected, runs, gate.case_ids)
+    if args.junit:
+        ci_output.write_junit(args.junit, runs, problems)
+    ci_output.publish_github(runs, problems, console.file)
+    if args.write_expect:
+        record.write_text_atomic(args.write_expect, record.dumps(expect.expectations(runs)))
+        console.print(f"expectations written to {args.write_expect}", highlight=False, markup=False)
+    for problem in problems or ():
+        errors.print(f"expectation: {problem.line}", highlight=False, markup=False)
+    kinds = {problem.kind for problem in problems or ()}
+    if kinds & {"mismatch", "stale"}:
+        return EXIT_MISMATCH
+    return EXIT_UNDECIDED if kinds else EXIT_OK
+
+
+def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> int:
+    """--compare OLD NEW: exit 1 when a verdict changed, like diff."""
+    found, same = compare.changes(record.read(old), record.read(new))
+    names = (str(old), str(new))
+    if as_markdown:
+        print(compare.markdown(found, same, names), end="")
+    else:
+        console.print(compare.table(found, same, names))
+    if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        ci_output.append_step_summary(
+            os.environ["GITHUB_STEP_SUMMARY"], compare.markdown(found, same, names), sys.stdout
+        )
+    return EXIT_MISMATCH if found else EXIT_OK
+
+
+def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """--merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run.
+
+    --only is the scope of --expect, as in a run: by default every case, so an expected case that no
+    shard reported is a stale entry.
+    """
+    if len(args.merge) < 2:
+        raise UsageError("--merge needs OUT and at least one results file to merge")
+    out, inputs = args.merge[0], args.merge[1:]
+    if out in inputs:
+        raise UsageError(f"--merge: {out} is both the output and an input")
+    try:
+        record.check_writable(out)
+    except OSError as exc:
+        raise UsageError(f"--merge: {exc}") from None
+    check_outputs(args)
+    gate = Gate(selected_cases(args.only), expect.load(args.expect) if args.expect else None)
+    merged = compare.merge(inputs, record.main_argv())
+    record.write_atomic(out, merged)
+    written = f"merged {len(inputs)} files ({len(merged['runs'])} runs) into {out}"
+    return finish(merged["runs"], gate, args, written, (console, errors))

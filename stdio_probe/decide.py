@@ -9,6 +9,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from stdio_probe.cases import ARMS
+from stdio_probe.model import shorten
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "error", "not_applicable")
 RULE_ARMS = ("bug", "control")
@@ -19,24 +20,31 @@ def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
 
     An arm whose record says not_applicable (the SDK lacks what the case probes)
     makes the case not_applicable. Arms beyond bug, control and mitigated add
-    what they showed to the reason and never change the verdict.
+    what they showed to the reason and never change the verdict. The headline is
+    the decisive evidence in a few words: the bug arm's, or what made the case
+    undecided.
     """
     for name, record in arms.items():
         if record.get("not_applicable"):
-            return {"verdict": "not_applicable", "reason": f"{name} arm: {record['not_applicable']}"}
+            return _verdict("not_applicable", f"{name} arm: {record['not_applicable']}")
     for name in RULE_ARMS:
         record = arms[name]
         if record.get("error"):
-            return {"verdict": "error", "reason": f"{name} arm: {record['error']}"}
+            return _verdict("error", f"{name} arm: {record['error']}")
     bug, control = case.assess(arms["bug"]), case.assess(arms["control"])
     seen = f"bug: {bug.note}; control: {control.note}"
     extras = {name: record for name, record in arms.items() if name not in ARMS}
     seen += "".join(f"; {name}: {record.get('error') or case.assess(record).note}" for name, record in extras.items())
     if bug.shown is None or control.shown is None:
-        return {"verdict": "inconclusive", "reason": f"no evidence ({seen})"}
+        silent = bug if bug.shown is None else control
+        return _verdict("inconclusive", f"no evidence ({seen})", f"no evidence: {silent.brief}")
     if control.shown:
-        return {"verdict": "inconclusive", "reason": f"control arm shows the defect too ({seen})"}
-    return {"verdict": "reproduced" if bug.shown else "not_reproduced", "reason": seen}
+        return _verdict("inconclusive", f"control arm shows the defect too ({seen})", f"control too: {control.brief}")
+    return _verdict("reproduced" if bug.shown else "not_reproduced", seen, bug.brief)
+
+
+def _verdict(verdict: str, reason: str, headline: str = "") -> dict:
+    return {"verdict": verdict, "reason": reason, "headline": shorten(headline or reason)}
 
 
 def mitigation(case: ModuleType, record: dict) -> dict:

@@ -27,9 +27,30 @@ class Sdk:
     facts: dict = field(default_factory=dict)
 
 
+BRIEF_CHARS = 42  # the evidence column of the 80-column summary
+
+
+def shorten(text: str, limit: int = BRIEF_CHARS) -> str:
+    """text cut at a word boundary to at most limit characters, with an ellipsis when cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:")
+    return f"{cut}…"
+
+
 @dataclass(frozen=True)
 class Finding:
-    """What one arm's record says about the defect: shown True/False, or None for no evidence."""
+    """What one arm's record says about the defect: shown True/False, or None for no evidence.
+
+    note is the full account (the reason, -v); short is the decisive evidence in a few words
+    (the 80-column summary). A case that gives no short gets its note, cut.
+    """
 
     shown: bool | None
     note: str
+    short: str = ""
+
+    @property
+    def brief(self) -> str:
+        return shorten(self.short or self.note)

@@ -10,6 +10,8 @@ SCHEMA_VERSION history:
      whose sdk has spec and source only and whose arms are {}; an arm may carry not_applicable.
   4  arms carry launch ("exec", or "fork_server" in the fast method) and, for a fixture exec'd
      because its SDK's fork server died or stalled, fork_server_unavailable (why).
+  5  runs[].headline: the decisive evidence in a few words (the 80-column summary); a file merged
+     from shards (--merge) has metadata.shards, the metadata of each shard.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from stdio_probe import __version__, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SCHEMA_PATH = package_file("results.schema.json")
 
 
@@ -61,6 +63,55 @@ def results(meta: dict, runs: list[dict]) -> dict:
     return {"schema_version": SCHEMA_VERSION, "metadata": meta, "runs": runs}
 
 
+def subject(run: dict) -> str:
+    """What a run was made against, the key of every grouping: the SDK's spec, or the server's label."""
+    return run["server"]["label"] if "server" in run else run["sdk"]["spec"]
+
+
+def subject_title(run: dict) -> str:
+    """The subject as a reader wants it named: with the mcp version an SDK spec resolved to."""
+    name = subject(run)
+    version = run.get("sdk", {}).get("version")
+    return f"{name} (mcp {version})" if version and version != name else name
+
+
+class ResultsError(Exception):
+    """A results file that cannot be read or does not match the schema: one line for the user."""
+
+
+def read(path: Path) -> dict:
+    """A results file of any schema version up to this one, with the fields every reader keys on."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{path}: {exc}") from None
+    version = document.get("schema_version") if isinstance(document, dict) else None
+    if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
+        raise ResultsError(f"{path}: not a results file of schema_version 1 to {SCHEMA_VERSION}")
+    runs = document.get("runs")
+    if not isinstance(runs, list) or not all(_keyed(run) for run in runs):
+        raise ResultsError(f"{path}: runs must each have a case, a verdict, and an sdk spec or a server label")
+    return document
+
+
+def _keyed(run: object) -> bool:
+    if not isinstance(run, dict) or not {"case", "verdict"} <= run.keys():
+        return False
+    holder, key = ("server", "label") if "server" in run else ("sdk", "spec")
+    return isinstance(run.get(holder), dict) and isinstance(run[holder].get(key), str)
+
+
+def validate(document: dict, where: str) -> None:
+    """ResultsError unless document is a valid results file of this schema version."""
+    import jsonschema  # only merging validates: a run writes what the schema describes
+
+    try:
+        jsonschema.validate(document, json.loads(SCHEMA_PATH.read_text()))
+    except jsonschema.ValidationError as exc:
+        path = "/".join(str(part) for part in exc.absolute_path) or "the document"
+        raise ResultsError(f"{where}: {path}: {exc.message}") from None
+
+
 def check_writable(path: Path) -> None:
     """Raise OSError now, before anything is spawned, if path cannot be written later.
 
@@ -77,14 +128,21 @@ def check_writable(path: Path) -> None:
         pass
 
 
+def dumps(document: dict) -> str:
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
 def write_atomic(path: Path, document: dict) -> None:
+    write_text_atomic(path, dumps(document))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
     """Write beside the target, then rename: a reader sees the old file or the whole new one."""
     folder = path.resolve().parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
     try:
         with os.fdopen(fd, "w") as out:
-            json.dump(document, out, indent=2, sort_keys=True)
-            out.write("\n")
+            out.write(text)
             out.flush()
             os.fsync(out.fileno())
         umask = os.umask(0)

@@ -1,12 +1,27 @@
-"""What the user sees: a live view of the arms while they run, then one summary table."""
+"""What the user sees: a live view of the arms while they run, then the summary, each fitting 80 columns.
+
+The summary of one subject (an SDK, or a server) is one line per case: the verdict, the
+decisive evidence in a few words (the run's headline) and whether the host contract held.
+Several subjects give a matrix of short verdict words instead. verbose gives every arm's
+evidence in full, as the reason says it.
+"""
 
 from __future__ import annotations
 
+import io
 import threading
+from collections import deque
+from pathlib import Path
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
+
+from stdio_probe.model import shorten
+from stdio_probe.record import subject, subject_title, write_text_atomic
 
 STYLES = {
     "reproduced": "bold red",
@@ -15,16 +30,30 @@ STYLES = {
     "error": "bold magenta",
     "not_applicable": "dim",
 }
+# the matrix's words: at most three characters, so twelve cases fit beside a subject in 80 columns
+WORDS = {"reproduced": "bug", "not_reproduced": "ok", "inconclusive": "?", "error": "ERR", "not_applicable": "n/a"}
+NOT_HELD = "!"
+MITIGATION = {True: "[green]held[/]", False: "[bold red]not held[/]", None: "[yellow]no evidence[/]"}
+RECENT_ARMS = 4  # finished arms the live view keeps showing
+# one space between columns, none at the edges: what lets a line per case fit 80 columns
+COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0), "title_justify": "left"}
 
 
 class LiveArms:
-    """A rich Live table of every arm's status; usable as the runner's on_arm listener."""
+    """A rich Live view of the arms; usable as the runner's on_arm listener.
+
+    It shows the arms running now and the last few finished, one line each, and a count:
+    a sweep of many SDKs stays as high as the arms that run at once.
+    """
 
     def __init__(self, console: Console, rows: list[tuple[str, str, str]]) -> None:
         self.console = console
-        self.rows = {row: ("waiting", "") for row in rows}
+        self.total = len(rows)
+        self.running: dict[tuple[str, str, str], None] = {}
+        self.finished: deque[tuple[tuple[str, str, str], str]] = deque(maxlen=RECENT_ARMS)
+        self.done = 0
         self.lock = threading.Lock()
-        self.live = Live(self._table(), console=console, transient=True, auto_refresh=False)
+        self.live = Live(self._view(), console=console, transient=True, auto_refresh=False)
 
     def __enter__(self) -> LiveArms:
         self.live.__enter__()
@@ -35,30 +64,95 @@ class LiveArms:
 
     def __call__(self, sdk: str, case: str, arm: str, status: str, note: str) -> None:
         with self.lock:
-            self.rows[(sdk, case, arm)] = (status, note)
-            self.live.update(self._table(), refresh=True)
+            row = (sdk, case, arm)
+            if status == "running":
+                self.running[row] = None
+            else:
+                self.running.pop(row, None)
+                self.finished.append((row, note))
+                self.done += 1
+            self.live.update(self._view(), refresh=True)
 
-    def _table(self) -> Table:
-        table = Table(title="arms", expand=False)
-        for column in ("sdk", "case", "arm", "status", "seen"):
-            table.add_column(column)
-        for (sdk, case, arm), (status, note) in self.rows.items():
-            table.add_row(sdk, case, arm, status, note)
+    def _view(self) -> Table:
+        table = Table(title=f"arms: {self.done} of {self.total} done", **COMPACT)
+        for column in ("subject", "case", "arm"):
+            table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=24)
+        table.add_column("seen", no_wrap=True, overflow="ellipsis")
+        for row, note in self.finished:
+            table.add_row(*map(Text, row), Text(note, style="dim"))
+        for row in self.running:
+            table.add_row(*map(Text, row), Text("running", style="cyan"))
         return table
 
 
-MITIGATION = {True: "[green]held[/]", False: "[bold red]not held[/]", None: "[yellow]no evidence[/]"}
+def summary(runs: list[dict], verbose: bool = False) -> RenderableType:
+    """The summary of a run (or a merged file): a line per case, a matrix, or with verbose every reason in full."""
+    if verbose:
+        return _full(runs)
+    if len({subject(run) for run in runs}) > 1:
+        return _matrix(runs)
+    return _lines(runs)
 
 
-def summary(runs: list[dict]) -> Table:
-    """One row per (SDK, case): the verdict, what bug and control showed, and whether the host contract held."""
+def verdict_text(verdict: str) -> Text:
+    return Text(verdict, style=STYLES[verdict])
+
+
+def headline(run: dict) -> str:
+    """The decisive evidence in a few words: the run's headline, or (older files, error runs) its reason cut."""
+    return run.get("headline") or shorten(run["reason"])
+
+
+def _lines(runs: list[dict]) -> Table:
+    title = f"stdio lifecycle probe: {subject_title(runs[0])}" if runs else "stdio lifecycle probe: no runs"
+    table = Table(title=title, **COMPACT, caption="-v: every arm's evidence in full", caption_justify="left")
+    table.add_column("case", no_wrap=True, min_width=4)
+    table.add_column("verdict", no_wrap=True, min_width=max(map(len, STYLES)))
+    table.add_column("decisive evidence", no_wrap=True, overflow="ellipsis")
+    table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
+    for run in runs:
+        evidence = Text(headline(run))
+        table.add_row(run["case"], verdict_text(run["verdict"]), evidence, MITIGATION[run["mitigation"]["held"]])
+    return table
+
+
+def _matrix(runs: list[dict]) -> Group:
+    cases = list(dict.fromkeys(run["case"] for run in runs))
+    cells = {(subject(run), run["case"]): run for run in runs}
+    table = Table(title="stdio lifecycle probe: verdicts", **COMPACT)
+    table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=28)
+    for case in cases:
+        table.add_column(case, no_wrap=True)
+    titles = {subject(run): subject_title(run) for run in runs}
+    for name, title in titles.items():
+        table.add_row(Text(title), *(_cell(cells.get((name, case))) for case in cases))
+    legend = " · ".join(f"{word} {verdict}" for verdict, word in WORDS.items())
+    return Group(table, Text(f"{legend} · {NOT_HELD} host contract not held · -v: every reason", style="dim"))
+
+
+def _cell(run: dict | None) -> Text:
+    if run is None:
+        return Text("")
+    cell = Text(WORDS[run["verdict"]], style=STYLES[run["verdict"]])
+    if run["mitigation"]["held"] is False:
+        cell.append(NOT_HELD, style="bold red")
+    return cell
+
+
+def _full(runs: list[dict]) -> Table:
     table = Table(title="stdio lifecycle probe", show_lines=True)
-    for column in ("sdk", "case", "verdict", "what was seen", "host contract (mitigated arm)"):
+    for column in ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)"):
         table.add_column(column, overflow="fold")
     for run in runs:
-        style = STYLES[run["verdict"]]
-        sdk = f"{run['sdk']['spec']} ({run['sdk'].get('version', '?')})"
         held = run["mitigation"]
-        contract = f"{MITIGATION[held['held']]}: {held['note']}"
-        table.add_row(sdk, run["case"], f"[{style}]{run['verdict']}[/]", run["reason"], contract)
+        contract = f"{MITIGATION[held['held']]}: {escape(held['note'])}"
+        verdict = verdict_text(run["verdict"])
+        table.add_row(Text(subject_title(run)), run["case"], verdict, Text(run["reason"]), contract)
     return table
+
+
+def save_svg(renderable: RenderableType, path: Path, width: int) -> None:
+    """The renderable as the terminal shows it, at width columns, as an SVG file (written atomically)."""
+    recorder = Console(record=True, width=width, file=io.StringIO(), force_terminal=True, color_system="truecolor")
+    recorder.print(renderable)
+    write_text_atomic(path, recorder.export_svg(title="probe-stdio-lifecycle"))

@@ -16,6 +16,7 @@ import pytest
 
 from stdio_probe import cli, sample
 from stdio_probe.cases import CASES
+from stdio_probe.model import BRIEF_CHARS
 from stdio_probe.record import SCHEMA_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,8 +54,22 @@ def test_results_match_the_schema(full_run):
     jsonschema.validate(full_run["results"], json.loads(SCHEMA_PATH.read_text()))
 
 
-def test_summary_table_says_what_was_seen(full_run):
-    assert "reproduced" in full_run["stdout"] and "65536/65536" in full_run["stdout"]
+def test_summary_is_a_line_per_case_with_its_headline(full_run):
+    lines = {
+        line.split()[0]: line for line in full_run["stdout"].splitlines() if line.split()[:1] in ([c] for c in CASES)
+    }
+    assert list(lines) == list(CASES)
+    assert "hang proven" in lines["L1"] and "pipe full" in lines["L1"]
+    for run in full_run["results"]["runs"]:  # every case gives its evidence in a few words, not its note cut
+        assert run["headline"] and len(run["headline"]) <= BRIEF_CHARS and not run["headline"].endswith("…"), run
+
+
+def test_verbose_summary_gives_every_reason_in_full(full_run, tmp_path):
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps(full_run["results"]))
+    done = probe("--merge", str(tmp_path / "m.json"), str(results), "-v", env={**os.environ, "COLUMNS": "2000"})
+    assert done.returncode == 0, done.stderr
+    assert "65536/65536" in done.stdout and "writer thread in pipe write" in done.stdout
 
 
 def test_only_runs_just_those_cases(tmp_path):

@@ -5,14 +5,18 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from stdio_probe.decide import decide
-from stdio_probe.model import Finding
+from stdio_probe.model import BRIEF_CHARS, Finding
 
 CASE = SimpleNamespace(assess=lambda record: Finding(record["shown"], record["note"]))
 
 
 def test_any_arm_not_applicable_makes_the_case_not_applicable():
     arms = {"bug": {"not_applicable": "no listen"}, "control": {"shown": False, "note": "n"}}
-    assert decide(CASE, arms) == {"verdict": "not_applicable", "reason": "bug arm: no listen"}
+    assert decide(CASE, arms) == {
+        "verdict": "not_applicable",
+        "reason": "bug arm: no listen",
+        "headline": "bug arm: no listen",
+    }
 
 
 def test_extra_arms_add_their_note_but_never_the_verdict():
@@ -22,9 +26,32 @@ def test_extra_arms_add_their_note_but_never_the_verdict():
         "mitigated": {"shown": True, "note": "m"},  # judged by mitigation(), not in the reason
         "crash_loop": {"shown": True, "note": "x"},
     }
-    assert decide(CASE, arms) == {"verdict": "reproduced", "reason": "bug: b; control: c; crash_loop: x"}
+    assert decide(CASE, arms) == {
+        "verdict": "reproduced",
+        "reason": "bug: b; control: c; crash_loop: x",
+        "headline": "b",
+    }
 
 
 def test_control_showing_the_defect_is_inconclusive():
     arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": True, "note": "c"}}
     assert decide(CASE, arms)["verdict"] == "inconclusive"
+
+
+def test_headline_is_the_bug_arms_short_form_or_its_note_cut():
+    arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": False, "note": "c"}}
+    short = SimpleNamespace(assess=lambda record: Finding(record["shown"], "a long note " * 20, "in few words"))
+    assert decide(short, arms)["headline"] == "in few words"
+    cut = decide(SimpleNamespace(assess=lambda record: Finding(record["shown"], "a long note " * 20)), arms)
+    assert (
+        len(cut["headline"]) <= BRIEF_CHARS
+        and cut["headline"].startswith("a long note a")
+        and cut["headline"][-1] == "…"
+    )
+
+
+def test_headline_of_an_inconclusive_case_names_the_arm_that_decided_it():
+    arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": True, "note": "c"}}
+    assert decide(CASE, arms)["headline"] == "control too: c"
+    arms["bug"] = {"shown": None, "note": "no checkpoints"}
+    assert decide(CASE, arms)["headline"] == "no evidence: no checkpoints"

@@ -129,22 +129,25 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: boo
 def assess(record: dict) -> Finding:
     """Shown when the process was still alive after EOF at the end of the window or on proof."""
     if not record.get("in_flight", {}).get("seen"):
-        return Finding(None, f"response never in flight (exit {record.get('exit_code')})")
+        return Finding(None, f"response never in flight (exit {record.get('exit_code')})", "response never in flight")
     if record["alive_at_decision"]:
         how = (
             f"hang proven {record['decided_after_eof_s']:.2f} s after EOF"
             if record["decided_by"] == "proof"
             else f"alive {record['decided_after_eof_s']:.1f} s after EOF"
         )
+        short = how
         pipe = record.get("pipe_at_decision")
         if pipe:
             how += f", pipe {pipe['buffered']}/{pipe['capacity']}"
+            short += ", pipe full" if pipe["buffered"] >= pipe["capacity"] else ""
         if _writer_in_pipe_write(record):
             how += ", writer thread in pipe write"
         if record.get("exited_after_drain"):
-            return Finding(True, f"{how}, exited {record['exit_code']} once drained")
-        return Finding(True, f"{how}, ended by {record['ended_by']}")
-    return Finding(False, f"exited {record['exit_code']} by itself {record['exit_after_eof_s']:.2f} s after EOF")
+            return Finding(True, f"{how}, exited {record['exit_code']} once drained", short)
+        return Finding(True, f"{how}, ended by {record['ended_by']}", short)
+    after = f"by itself {record['exit_after_eof_s']:.2f} s after EOF"
+    return Finding(False, f"exited {record['exit_code']} {after}", f"exited {after}")
 
 
 def _writer_in_pipe_write(record: dict) -> bool:

@@ -63,5 +63,7 @@ def assess(record: dict) -> Finding:
     exceptions = record["exceptions"]
     ending = f"exit {record['exit_code']}" + (f", stderr {exceptions[-1]}" if exceptions else "")
     if record["valid_message_arrived"]:
-        return Finding(False, f"valid message arrived, {record['stdout_bytes']} bytes, {ending}")
-    return Finding(True, f"valid message lost, {record['stdout_bytes']} bytes delivered, {ending}")
+        return Finding(False, f"valid message arrived, {record['stdout_bytes']} bytes, {ending}", "session alive")
+    cause = f": {exceptions[-1].rsplit('.', 1)[-1]}" if exceptions else f", exit {record['exit_code']}"
+    short = f"session died{cause}"
+    return Finding(True, f"valid message lost, {record['stdout_bytes']} bytes delivered, {ending}", short)

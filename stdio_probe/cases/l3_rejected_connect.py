@@ -31,9 +31,10 @@ def assess(record: dict) -> Finding:
     after = checkpoint(record, "after_second_connect")
     closed = checkpoint(record, "after_group_close")
     if after is None or closed is None:
-        return Finding(None, "driver did not reach its checkpoints")
+        return Finding(None, "driver did not reach its checkpoints", "driver stopped early")
     sessions, children = after["facts"]["sessions"], len(after["children"])
     rejected = "rejected" if after["facts"]["error"] else "accepted"
     note = f"second connect {rejected}: {sessions} sessions, {children} children; {len(closed['children'])} after close"
     note += "".join(f"; {n}" for n in after["facts"].get("notes", []))
-    return Finding(children > sessions, note)
+    short = f"{children} children alive, group has {sessions} session{'s' * (sessions != 1)}"
+    return Finding(children > sessions, note, short)

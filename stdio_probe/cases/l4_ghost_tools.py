@@ -31,9 +31,10 @@ def assess(record: dict) -> Finding:
     registered = checkpoint(record, "after_registration")
     after = checkpoint(record, "after_disconnect")
     if registered is None or after is None:
-        return Finding(None, "driver did not reach its checkpoints")
+        return Finding(None, "driver did not reach its checkpoints", "driver stopped early")
     left = after["facts"]["tools"]
     note = f"tools {registered['facts']['tools']} registered, {left or 'none'} left after disconnect"
     if after["facts"].get("ghosts_removed"):
         note += f" (disconnect_verified removed ghosts {after['facts']['ghosts_removed']})"
-    return Finding(bool(left), note)
+    short = f"ghost tools {left} after disconnect" if left else "no tools left after disconnect"
+    return Finding(bool(left), note, short)

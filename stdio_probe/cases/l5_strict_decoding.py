@@ -47,11 +47,16 @@ def assess(record: dict) -> Finding:
     """Shown when, with the server alive and its stdout open, the request was still pending at the caller's bound."""
     facts = {c: (checkpoint(record, c) or {}).get("facts") for c in CONDITIONS}
     if any(f is None for f in facts.values()):
-        return Finding(None, "driver did not reach its checkpoints")
+        return Finding(None, "driver did not reach its checkpoints", "driver stopped early")
     if not all(any(e["event"] == "raw_answer_written" for e in f["timeline"]) for f in facts.values()):
-        return Finding(None, "fixture timeline incomplete (the bad answer was not logged)")
+        return Finding(None, "fixture timeline incomplete (the bad answer was not logged)", "bad answer not logged")
     note = "; ".join(f"{c}: {_describe(f, record['hold_s'])}" for c, f in facts.items())
-    return Finding(facts["stay"]["request"]["outcome"] == "pending", note)
+    stay = facts["stay"]["request"]
+    if stay["outcome"] == "pending":
+        short = f"request pending past {record['hold_s']:g} s, server alive"
+    else:
+        short = f"request ended ({stay['outcome']}), server alive"
+    return Finding(stay["outcome"] == "pending", note, short)
 
 
 def _describe(facts: dict, hold: float) -> str:

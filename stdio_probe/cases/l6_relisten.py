@@ -45,12 +45,12 @@ def assess(record: dict) -> Finding:
         return _crash_loop(record)
     settled = checkpoint(record, "settled")
     if settled is None:
-        return Finding(None, "driver did not reach its checkpoints")
+        return Finding(None, "driver did not reach its checkpoints", "driver stopped early")
     facts = settled["facts"]
     if facts["outage"]:
         down = checkpoint(record, "down")
         if down["facts"]["server_alive"] or down["children"]:
-            return Finding(None, "the server was not down while its catalogue changed")
+            return Finding(None, "the server was not down while its catalogue changed", "server was not down")
     palette, served = set(facts["palette"]), set(facts["server_tools"])
     ghosts, missing = sorted(palette - served), sorted(served - palette)
     note = f"palette {facts['palette']}, server lists {facts['server_tools']}"
@@ -63,16 +63,20 @@ def assess(record: dict) -> Finding:
     if old:
         dropped = sum(f["dropped"] for f in old)
         note += f", {len(old)} late frame(s) of the old stream reached message_handler ({dropped} dropped)"
-    return Finding(bool(ghosts or missing), note)
+    if ghosts or missing:
+        short = f"after reconnect shows gone {ghosts}" if ghosts else f"after reconnect lacks {missing}"
+    else:
+        short = "palette matches the server"
+    return Finding(bool(ghosts or missing), note, short)
 
 
 def _crash_loop(record: dict) -> Finding:
     naive, supervised = checkpoint(record, "crash_loop_naive"), checkpoint(record, "crash_loop_supervisor")
     if naive is None or supervised is None:
-        return Finding(None, "driver did not reach its checkpoints")
+        return Finding(None, "driver did not reach its checkpoints", "driver stopped early")
     n, s = naive["facts"], supervised["facts"]
     note = (
         f"server dying on start-up, {n['interval_s']:g} s each: naive loop {n['spawns']} spawns, "
         f"supervisor {s['spawns']} (delays {s['delays']})"
     )
-    return Finding(n["spawns"] > s["spawns"], note)
+    return Finding(n["spawns"] > s["spawns"], note, f"naive loop {n['spawns']} spawns, supervisor {s['spawns']}")

@@ -1,0 +1,156 @@
+"""Output for CI: a JUnit XML file, and under GitHub Actions a job summary and error annotations.
+
+JUnit has one testcase per subject (an SDK, or a server) and case. What fails:
+  with --expect   a mismatch (or a stale entry, as a testcase of its own) is a failure; a run
+                  that could not decide (error, inconclusive) and was not expected so is an error;
+  without         the defect is the failure: reproduced fails, error and inconclusive are errors,
+                  not_applicable is skipped, not_reproduced passes.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import TextIO
+
+from stdio_probe.cases import CASES
+from stdio_probe.expect import Problem
+from stdio_probe.record import subject, subject_title, write_text_atomic
+from stdio_probe.report import WORDS, headline
+
+EMOJI = {"reproduced": "🔴", "not_reproduced": "🟢", "inconclusive": "🟡", "error": "🟣", "not_applicable": "⚪"}
+HELD = {True: "held", False: "**not held**", None: "no evidence"}
+TITLES = {"mismatch": "verdict mismatch", "undecided": "probe could not decide", "stale": "stale expectation"}
+
+
+def junit(runs: list[dict], problems: list[Problem] | None) -> str:
+    """The JUnit XML document; problems is None without --expect."""
+    by_run = {id(p.run): p for p in problems or () if p.run is not None}
+    root = ET.Element("testsuites", name="probe-stdio-lifecycle")
+    suites: dict[str, ET.Element] = {}
+    for run in runs:
+        name = subject(run)
+        if name not in suites:
+            suites[name] = ET.SubElement(root, "testsuite", name=subject_title(run))
+        case = ET.SubElement(
+            suites[name], "testcase", classname=subject_title(run), name=_case_name(run["case"]), time=_time(run)
+        )
+        _outcome(case, run, by_run.get(id(run)), problems is not None)
+        ET.SubElement(case, "system-out").text = _details(run)
+    stale = [p for p in problems or () if p.kind == "stale"]
+    if stale:
+        suite = ET.SubElement(root, "testsuite", name="expectations")
+        for problem in stale:
+            case = ET.SubElement(suite, "testcase", classname="expectations", name=problem.line.split(":")[0])
+            ET.SubElement(case, "failure", message=problem.line, type="stale")
+    for suite in root:
+        _count(suite, suite)
+    _count(root, root.iter("testcase"))
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _case_name(case_id: str) -> str:
+    title = getattr(CASES.get(case_id), "TITLE", "")
+    return f"{case_id} {title}".strip()
+
+
+def _time(run: dict) -> str:
+    return f"{max((arm.get('duration_s', 0) for arm in run['arms'].values()), default=0):.3f}"
+
+
+def _outcome(case: ET.Element, run: dict, problem: Problem | None, expecting: bool) -> None:
+    verdict, reason = run["verdict"], run["reason"]
+    if expecting:
+        if problem is not None:
+            tag = "error" if problem.kind == "undecided" else "failure"
+            ET.SubElement(case, tag, message=problem.line, type=problem.kind).text = reason
+    elif verdict == "reproduced":
+        ET.SubElement(case, "failure", message=f"reproduced: {headline(run)}", type="reproduced").text = reason
+    elif verdict in ("error", "inconclusive"):
+        ET.SubElement(case, "error", message=f"{verdict}: {headline(run)}", type=verdict).text = reason
+    elif verdict == "not_applicable":
+        ET.SubElement(case, "skipped", message=reason)
+
+
+def _details(run: dict) -> str:
+    held = run["mitigation"]
+    return f"verdict: {run['verdict']}\nreason: {run['reason']}\nhost contract: {HELD[held['held']]}: {held['note']}"
+
+
+def _count(target: ET.Element, testcases) -> None:
+    cases = [c for c in testcases if c.tag == "testcase"]
+    target.set("tests", str(len(cases)))
+    for tag, attribute in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        target.set(attribute, str(sum(1 for c in cases if c.find(tag) is not None)))
+
+
+def write_junit(path: Path, runs: list[dict], problems: list[Problem] | None) -> None:
+    write_text_atomic(path, junit(runs, problems))
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    """A GitHub-flavoured markdown table; cells lose newlines and escape their pipes."""
+
+    def cell(text: str) -> str:
+        return " ".join(text.split()).replace("|", "\\|")
+
+    lines = [header, ["---"] * len(header), *rows]
+    return "".join("| " + " | ".join(cell(c) for c in line) + " |\n" for line in lines)
+
+
+def step_summary(runs: list[dict], problems: list[Problem] | None) -> str:
+    """The job summary in markdown: a row per case for one subject, a matrix for several; then the gate."""
+    subjects = {subject(run): subject_title(run) for run in runs}
+    if len(subjects) == 1:
+        heading = f"## stdio lifecycle probe: {next(iter(subjects.values()))}\n\n"
+        rows = [
+            [run["case"], f"{EMOJI[run['verdict']]} {run['verdict']}", headline(run), HELD[run["mitigation"]["held"]]]
+            for run in runs
+        ]
+        text = heading + markdown_table(["case", "verdict", "decisive evidence", "host contract"], rows)
+    else:
+        cases = list(dict.fromkeys(run["case"] for run in runs))
+        cells = {(subject(run), run["case"]): run for run in runs}
+        rows = [[title, *(_word(cells.get((name, c))) for c in cases)] for name, title in subjects.items()]
+        legend = ", ".join(f"{EMOJI[v]} {w} = {v}" for v, w in WORDS.items())
+        text = "## stdio lifecycle probe: verdicts\n\n" + markdown_table(["subject", *cases], rows) + f"\n{legend}\n"
+    if problems is None:
+        return text
+    if not problems:
+        return text + f"\nEvery run meets the expectations ({len(runs)} runs).\n"
+    return text + "\n### Expectations not met\n\n" + "".join(f"- {p.kind}: {p.line}\n" for p in problems)
+
+
+def _word(run: dict | None) -> str:
+    if run is None:
+        return ""
+    held = "" if run["mitigation"]["held"] is not False else " (host contract not held)"
+    return f"{EMOJI[run['verdict']]} {WORDS[run['verdict']]}{held}"
+
+
+def append_step_summary(path: str, markdown: str, stream: TextIO) -> None:
+    """Append to the job summary; a summary that cannot be written is a warning, the results stand."""
+    try:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(markdown)
+    except OSError as exc:
+        print(f"::warning title=job summary not written::{exc}", file=stream, flush=True)
+
+
+def annotation(problem: Problem) -> str:
+    """A GitHub workflow command that shows the problem as an error on the run's page."""
+    message = problem.line.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return f"::error title={TITLES[problem.kind]}::{message}"
+
+
+def publish_github(runs: list[dict], problems: list[Problem] | None, stream: TextIO) -> None:
+    """Under GitHub Actions (GITHUB_ACTIONS=true): append the job summary, and annotate every problem."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        append_step_summary(summary_path, step_summary(runs, problems), stream)
+    for problem in problems or ():
+        print(annotation(problem), file=stream, flush=True)

@@ -1,0 +1,275 @@
+"""What a run writes besides results.json, on real runs: the 80-column report, JUnit, the GitHub summary,
+--out -, expectations written and gated, compare, the CI matrix, and merged shards.
+
+Two real runs of L2 (one fast case) are shared: the pinned SDK, and the same interpreter named by
+--python, which makes a second subject. The formatting tests reuse their results files.
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import shlex
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+from rich.console import Console
+
+from stdio_probe import __version__, cli, expect, report
+from stdio_probe.cases import CASES
+from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
+WIDTH = 80
+PROG = "probe-stdio-lifecycle"
+
+
+def probe(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The CLI in an 80-column terminal; GitHub Actions only when env says so (even when the tests run there)."""
+    base = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
+    env = {**base, "COLUMNS": str(WIDTH), **(env or {})}
+    return subprocess.run([*PROBE, *args], capture_output=True, text=True, timeout=180, cwd=cwd, env=env)
+
+
+def github_env(summary: Path) -> dict:
+    return {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+
+
+def assert_fits(text: str) -> None:
+    """Every line a person reads fits; GitHub's workflow commands (::error ...) are for the runner."""
+    long = [line for line in text.splitlines() if len(line) > WIDTH and not line.startswith("::")]
+    assert not long, long
+
+
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+@pytest.fixture(scope="session")
+def shards(tmp_path_factory) -> dict:
+    """Shard a: pinned L2 with every output option, under GitHub Actions; shard b: --python, results on stdout."""
+    folder = tmp_path_factory.mktemp("shards")
+    summary = folder / "summary.md"
+    a = probe(
+        *("--only", "L2", "--out", "a.json", "--junit", "a.xml", "--svg", "a.svg", "--write-expect", "e.json"),
+        cwd=folder,
+        env=github_env(summary),
+    )
+    assert a.returncode == 0, a.stderr
+    b = probe("--only", "L2", "--python", sys.executable, "--out", "-", cwd=folder)
+    assert b.returncode == 0, b.stderr
+    (folder / "b.json").write_text(b.stdout)
+    return {"folder": folder, "a": a, "b": b, "summary": summary}
+
+
+def test_summary_is_one_line_per_case_within_80_columns(shards):
+    out = shards["a"].stdout
+    assert_fits(out)
+    (line,) = [line for line in out.splitlines() if line.split()[:1] == ["L2"]]
+    assert "reproduced" in line and "session died" in line and "held" in line
+
+
+def test_results_on_stdout_are_the_whole_file_and_the_report_goes_to_stderr(shards):
+    document = json.loads(shards["b"].stdout)
+    jsonschema.validate(document, schema())
+    assert [run["verdict"] for run in document["runs"]] == ["reproduced"]
+    assert "session died" in shards["b"].stderr and "results written to stdout" in shards["b"].stderr
+
+
+def test_junit_has_a_failing_testcase_for_a_reproduced_defect_without_expect(shards):
+    root = ET.parse(shards["folder"] / "a.xml").getroot()
+    (case,) = root.iter("testcase")
+    assert case.get("name").startswith("L2 ") and case.get("classname") == "pinned (mcp 2.2.0)"
+    assert case.find("failure").get("type") == "reproduced"
+    assert root.get("tests") == "1" and root.get("failures") == "1"
+
+
+def test_github_summary_is_markdown_of_the_run(shards):
+    text = shards["summary"].read_text()
+    assert text.startswith("## stdio lifecycle probe: pinned (mcp 2.2.0)")
+    assert "| L2 | 🔴 reproduced | session died" in text
+    assert "::error" not in shards["a"].stdout  # nothing was expected, so nothing is annotated
+
+
+def test_svg_is_the_summary(shards):
+    svg = (shards["folder"] / "a.svg").read_text()
+    assert svg.startswith("<svg") and "session died" in svg.replace("&#160;", " ")
+
+
+def test_written_expectations_gate_the_same_results(shards):
+    expectations = json.loads((shards["folder"] / "e.json").read_text())
+    assert expectations == {"L2": {"2.2.0": "reproduced"}}
+
+
+def test_merge_of_shards_is_valid_shows_a_matrix_and_gates(shards, tmp_path):
+    folder = shards["folder"]
+    expectations = tmp_path / "expect.json"
+    expectations.write_text(json.dumps({"L2": {"pinned": "reproduced", sys.executable: "not_reproduced"}}))
+    summary = tmp_path / "summary.md"
+    merged, junit = tmp_path / "merged.json", tmp_path / "merged.xml"
+    done = probe(
+        *("--merge", str(merged), "a.json", "b.json", "--expect", str(expectations), "--junit", str(junit)),
+        cwd=folder,
+        env=github_env(summary),
+    )
+    assert done.returncode == cli.EXIT_MISMATCH, done.stderr
+    document = json.loads(merged.read_text())
+    jsonschema.validate(document, schema())
+    assert len(document["runs"]) == 2 and len(document["metadata"]["shards"]) == 2
+    assert_fits(done.stdout)
+    assert "L2" in done.stdout and "bug" in done.stdout  # the matrix: a row per subject, short words
+    (annotation,) = [line for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert "expected not_reproduced, got reproduced" in annotation
+    failures = {c.get("classname"): c.find("failure") for c in ET.parse(junit).getroot().iter("testcase")}
+    assert failures["pinned (mcp 2.2.0)"] is None and failures[f"{sys.executable} (mcp 2.2.0)"] is not None
+    assert "### Expectations not met" in summary.read_text()
+
+
+def test_an_undecided_run_under_expect_exits_3_not_1(shards, tmp_path):
+    document = json.loads((shards["folder"] / "a.json").read_text())
+    document["runs"][0]["verdict"] = "inconclusive"
+    shard = tmp_path / "inconclusive.json"
+    shard.write_text(json.dumps(document))
+    expectations = tmp_path / "expect.json"
+    expectations.write_text(json.dumps({"L2": "reproduced"}))
+    done = probe("--merge", "m.json", str(shard), "--expect", str(expectations), cwd=tmp_path)
+    assert done.returncode == cli.EXIT_UNDECIDED, done.stderr
+    expectations.write_text(json.dumps({"L2": "inconclusive"}))
+    assert probe("--merge", "m.json", str(shard), "--expect", str(expectations), cwd=tmp_path).returncode == 0
+
+
+def test_an_expected_case_that_no_shard_reported_fails_the_merged_gate(shards, tmp_path):
+    expectations = tmp_path / "expect.json"
+    expectations.write_text(json.dumps({"L2": {"2.2.0": "reproduced"}, "L3": {"2.2.0": "reproduced"}}))
+    done = probe("--merge", "m.json", "a.json", "--expect", str(expectations), cwd=shards["folder"])
+    assert done.returncode == cli.EXIT_MISMATCH and "L3 on mcp 2.2.0" in done.stderr
+    done = probe("--merge", "m.json", "a.json", "--expect", str(expectations), "--only", "L2", cwd=shards["folder"])
+    assert done.returncode == cli.EXIT_OK, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        (["a.json", "a.json"], "is in both"),
+        ([str(ROOT / "results" / "results.json")], f"--merge takes {SCHEMA_VERSION}"),
+        (["missing.json"], "No such file"),
+    ],
+)
+def test_merge_refuses_duplicates_other_versions_and_missing_files(shards, tmp_path, inputs, message):
+    out = tmp_path / "merged.json"
+    done = probe("--merge", str(out), *inputs, cwd=shards["folder"])
+    assert done.returncode == cli.EXIT_USAGE
+    assert done.stderr.count("\n") == 1 and message in done.stderr and not out.exists()
+
+
+def test_compare_shows_verdict_changes_as_a_table_and_as_markdown(shards, tmp_path):
+    old = shards["folder"] / "a.json"
+    document = json.loads(old.read_text())
+    document["runs"][0]["verdict"] = "not_reproduced"
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(document))
+    table = probe("--compare", str(old), str(new), cwd=tmp_path)
+    assert table.returncode == 1
+    assert_fits(table.stdout)
+    (row,) = [line for line in table.stdout.splitlines() if " L2 " in line]
+    assert "reproduced" in row and "not_reproduced" in row
+    markdown = probe("--compare", str(old), str(new), "--markdown", cwd=tmp_path)
+    assert "| pinned (mcp 2.2.0) | L2 | reproduced | not_reproduced |" in markdown.stdout
+    same = probe("--compare", str(old), str(old), cwd=tmp_path)
+    assert same.returncode == 0 and "no verdict changed (1 runs)" in same.stdout
+    alone = probe("--markdown", cwd=tmp_path)
+    assert alone.returncode == cli.EXIT_USAGE and "--markdown goes with --compare" in alone.stderr
+
+
+def test_list_matrix_gives_one_entry_per_sdk_and_case_whose_args_select_it(tmp_path):
+    done = probe("--list-matrix", "--only", "L1,L3", "--sdk", "2.3.0", "--python", sys.executable, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    include = json.loads(done.stdout)["include"]
+    assert [(e["sdk"], e["case"]) for e in include] == [
+        ("2.3.0", "L1"),
+        ("2.3.0", "L3"),
+        (sys.executable, "L1"),
+        (sys.executable, "L3"),
+    ]
+    for entry in include:
+        args = cli.parse_args(shlex.split(entry["args"]))
+        assert args.only == entry["case"] and entry["sdk"] in (args.sdk, args.python)
+        assert "/" not in entry["name"] and " " not in entry["name"]
+
+
+def test_version_names_the_probe_and_the_pinned_mcp(tmp_path):
+    done = probe("--version", cwd=tmp_path)
+    assert done.returncode == 0
+    assert f"probe-stdio-lifecycle {__version__}" in done.stdout and "mcp==2.2.0" in done.stdout
+
+
+def test_help_lists_every_case_examples_and_exit_codes_within_80_columns(tmp_path):
+    done = probe("--help", cwd=tmp_path)
+    assert done.returncode == 0
+    assert_fits(done.stdout)
+    for case_id, case in CASES.items():
+        assert f"{case_id} " in done.stdout and case.TITLE in done.stdout
+    assert "examples:" in done.stdout and "exit codes:" in done.stdout and "--merge" in done.stdout
+
+
+def test_live_view_fits_80_columns_however_long_the_notes():
+    rows = [(f"/a/long/path/to/an/sdk/checkout-{i}", "L1", arm) for i in range(12) for arm in ("bug", "control")]
+    live = report.LiveArms(Console(file=io.StringIO(), width=WIDTH), rows)
+    for row in rows[:10]:
+        live(*row, "running", "")
+    for row in rows[:6]:
+        live(*row, "done", "hang proven 0.23 s after EOF, " * 10)
+    out = io.StringIO()
+    Console(file=out, width=WIDTH).print(live._view())
+    assert_fits(out.getvalue())
+    assert "6 of 24 done" in out.getvalue() and out.getvalue().count("running") == 4
+
+
+def test_matrix_words_fit_twelve_cases_and_mark_a_contract_not_held(shards):
+    run = json.loads((shards["folder"] / "a.json").read_text())["runs"][0]
+    runs = []
+    for spec in ("1.30.0", "2.0.0", "2.3.0"):
+        for n in range(1, 13):
+            runs.append(copy.deepcopy(run) | {"case": f"L{n}"})
+            runs[-1]["sdk"] = {**run["sdk"], "spec": spec, "version": spec}
+    runs[-1]["mitigation"] = {"held": False, "note": "still stuck"}
+    out = io.StringIO()
+    Console(file=out, width=WIDTH).print(report.summary(runs))
+    assert_fits(out.getvalue())
+    assert "L12" in out.getvalue() and "bug!" in out.getvalue()
+
+
+def test_readme_workflow_runs_real_probe_commands(tmp_path):
+    """The README's sharding workflow: its plan step's matrix is real, and every probe step parses."""
+    workflow = (ROOT / "README.md").read_text().split("```yaml\n", 1)[1].split("```", 1)[0]
+    steps = [line.split("run: ", 1)[1] for line in workflow.splitlines() if "run: " in line and PROG in line]
+    plan, shard, merge = steps
+    done = probe(*shlex.split(plan.split("$(", 1)[1].split(")", 1)[0])[1:], cwd=tmp_path)
+    include = json.loads(done.stdout)["include"]
+    assert {(e["sdk"], e["case"]) for e in include} == {(v, c) for v in ("2.2.0", "2.3.0") for c in CASES}
+    for entry in include:
+        command = shard.replace("${{ matrix.args }}", entry["args"]).replace("${{ matrix.name }}", entry["name"])
+        args = cli.parse_args(shlex.split(command)[1:])
+        assert (args.sdk, args.only, args.out) == (entry["sdk"], entry["case"], f"results-{entry['name']}.json")
+    args = cli.parse_args(shlex.split(merge)[1:])
+    assert args.merge[0] == Path("results.json") and args.expect == Path("expectations.json") and args.junit
+
+
+def test_written_expectations_split_one_version_by_subject_when_its_runs_disagree(tmp_path):
+    def run(spec: str, version: str, verdict: str) -> dict:
+        return {"case": "L1", "sdk": {"spec": spec, "version": version}, "verdict": verdict, "reason": "r"}
+
+    runs = [run("pinned", "2.2.0", "reproduced"), run("2.2.0", "2.2.0", "not_reproduced")]
+    runs.append(run("2.3.0", "2.3.0", "reproduced"))
+    document = expect.expectations(runs)
+    assert document == {"L1": {"pinned": "reproduced", "2.2.0": "not_reproduced", "2.3.0": "reproduced"}}
+    path = tmp_path / "expect.json"
+    path.write_text(json.dumps(document))
+    assert expect.problems(expect.load(path), runs, ["L1"]) == []

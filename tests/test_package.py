@@ -1,0 +1,75 @@
+"""The probe as a user installs it: a wheel built from this checkout, in a fresh environment, run elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stdio_probe import __version__
+
+ROOT = Path(__file__).resolve().parent.parent
+# what a build reads from the checkout: no environments, caches, build leftovers or results
+NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", "results*")
+
+
+def _uv() -> str | None:
+    try:
+        import uv
+    except ImportError:
+        return shutil.which("uv")
+    return uv.find_uv_bin()
+
+
+def _clean_env() -> dict:
+    """No trace of this checkout or of this test's interpreter: what a fresh shell has."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(sys.prefix))
+    return env
+
+
+def _run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=_clean_env())
+    assert done.returncode == 0, f"{args}: {done.stderr[-2000:]}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    """A copy of the checkout's sources, so building leaves nothing in the checkout."""
+    copy = tmp_path_factory.mktemp("source") / "stdio-probe"
+    shutil.copytree(ROOT, copy, ignore=NOT_SOURCES)
+    return copy
+
+
+def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(source, tmp_path):
+    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", ".", "-w", "dist", cwd=source)
+    (wheel,) = (source / "dist").glob("stdio_probe-*.whl")
+    venv = tmp_path / "venv"
+    uv = _uv()
+    if uv:  # the fast way to the same result; pip below otherwise
+        _run(uv, "venv", "-q", "--python", sys.executable, str(venv), cwd=tmp_path)
+        _run(uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel), cwd=tmp_path)
+    else:
+        _run(sys.executable, "-m", "venv", str(venv), cwd=tmp_path)
+        _run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), cwd=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _run(str(venv / "bin" / "probe-stdio-lifecycle"), "--only", "L2", "--out", "r.json", cwd=elsewhere)
+    runs = json.loads((elsewhere / "r.json").read_text())["runs"]
+    assert [(run["case"], run["verdict"]) for run in runs] == [("L2", "reproduced")], done.stdout
+    assert Path(runs[0]["sdk"]["mcp_path"]).is_relative_to(venv)  # the fresh environment's mcp, nothing else
+    version = _run(str(venv / "bin" / "python"), "-m", "stdio_probe", "--version", cwd=elsewhere)
+    assert f"probe-stdio-lifecycle {__version__}" in version.stdout and "mcp==2.2.0" in version.stdout
+
+
+@pytest.mark.skipif(_uv() is None, reason="uv is not installed")
+def test_uvx_from_the_checkout_lists_the_cases(source, tmp_path):
+    uvx = Path(_uv()).with_name("uvx")
+    done = _run(str(uvx), "--from", str(source), "probe-stdio-lifecycle", "--list", cwd=tmp_path)
+    assert done.stdout.splitlines()[0].startswith("L1 ")
