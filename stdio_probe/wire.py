@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import threading
 import time
 
@@ -19,6 +21,43 @@ def close_stdin(child: Child) -> float:
     """Close the child's stdin (EOF for the server); returns when, on the monotonic clock."""
     child.process.stdin.close()
     return time.monotonic()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+
+
+def initialize(child: Child, reader: StdoutReader | None, timeout: float) -> bool:
+    """The handshake as a client does it: initialize, its answer, notifications/initialized.
+
+    Without a reader, the one answer line is read straight from the pipe and nothing more.
+    """
+    send(child, INITIALIZE)
+    if reader is not None:
+        answered = reader.wait_for(lambda r: any(m.get("id") == 0 for m in r.messages), timeout)
+    else:
+        answered = _read_line(child, timeout)
+    if answered:
+        send(child, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return answered
+
+
+def _read_line(child: Child, timeout: float) -> bool:
+    """Read one line off the child's stdout fd (the server writes nothing else until asked again)."""
+    fd, data, deadline = child.process.stdout.fileno(), b"", time.monotonic() + timeout
+    while not data.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return False
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return False
+        data += chunk
+    return True
 
 
 class StdoutReader:
