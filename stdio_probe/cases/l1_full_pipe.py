@@ -119,7 +119,7 @@ def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: flo
 
 def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: hang.TimerQuery | None) -> dict:
     """Sample /proc until the process exits, a hang is proven (fast method, timers given), or the window ends."""
-    samples, last_proof = [], None
+    samples, last_proof, why_not = [], None, {}
     read_fd = child.process.stdout.fileno()
     decided_by = "window"
     while time.monotonic() - eof_at < options.window:
@@ -129,6 +129,7 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: ha
         samples.append(sample.snapshot(child.pid, eof_at))
         if timers is not None and options.method == "fast":
             last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd, ask_timers=timers)
+            why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
             if last_proof["proven"]:
                 decided_by = "proof"
                 break
@@ -144,6 +145,7 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: ha
     }
     if last_proof is not None:
         observed["proof"] = last_proof
+        observed["proof_attempts"] = [{"why_not": why, "count": n} for why, n in why_not.items()]
     if alive and timers is not None:
         observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
     return observed
