@@ -81,6 +81,8 @@ def run_driver(
     finally:
         child.stop()
     record = {"checkpoints": checkpoints, **child.record()}
+    if (configured := checkpoint(record, "config")) is not None:  # what the driver set, against the SDK's defaults
+        record["sdk_config"] = configured["facts"]
     if (lacking := checkpoint(record, "not_applicable")) is not None:  # the SDK lacks what the case probes
         record["not_applicable"] = lacking["facts"]["reason"]
     if error is None and record["exit_code"] != 0:

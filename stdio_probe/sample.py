@@ -185,7 +185,9 @@ _NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY, _UDIAG_SHOW_PEER, _UNIX_DIAG_PEER = 4,
 
 def unix_peer(inode: int) -> int | None:
     """The inode of a Unix socket's peer, from the kernel's sock_diag; None when it is not a connected Unix socket."""
-    request = struct.pack("=BBHIII2I", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, inode, _UDIAG_SHOW_PEER, 0xFFFFFFFF, 0xFFFFFFFF)
+    request = struct.pack(
+        "=BBHIII2I", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, inode, _UDIAG_SHOW_PEER, 0xFFFFFFFF, 0xFFFFFFFF
+    )
     try:
         with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as diag:
             diag.sendto(struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, 1, 1, 0) + request, (0, 0))
