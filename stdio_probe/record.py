@@ -10,6 +10,9 @@ SCHEMA_VERSION history:
      whose sdk has spec and source only and whose arms are {}; an arm may carry not_applicable.
   4  arms carry launch ("exec", or "fork_server" in the fast method) and, for a fixture exec'd
      because its SDK's fork server died or stalled, fork_server_unavailable (why).
+  5  runs[].pairs (a case's second bug/control pair, e.g. L1 and L2 through the SDK's high-level
+     server API: {name: {verdict, reason}}); arms carry sdk_config (what the arm set explicitly and
+     the SDK's defaults, read from the SDK), fixture, and L1's proof_attempts.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 from stdio_probe import __version__, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 SCHEMA_PATH = package_file("results.schema.json")
 
 
