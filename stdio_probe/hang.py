@@ -31,6 +31,7 @@ import os
 import select
 import socket
 import time
+from collections.abc import Callable
 
 from stdio_probe import sample
 
@@ -73,11 +74,11 @@ class TimerQuery:
         self._theirs.close()
 
 
-def prove_blocked_on_pipe(pid: int, read_fd: int, *, ask_timers: TimerQuery | None = None) -> dict:
+def prove_blocked_on_pipe(pid: int, read_fd: int, *, ask_timers: Callable[[], dict | None] | None = None) -> dict:
     """The proof attempt: {"proven": bool, "why_not": str | None, ...facts}.
 
-    ask_timers is the fixture's timer query; without it (a process we did not write cannot be
-    asked about its interval timers) there is no proof.
+    ask_timers asks the fixture about its interval timers (TimerQuery.ask: its answer, or None
+    without one in time); without it (a process we did not write cannot be asked) there is no proof.
     """
     inode = os.fstat(read_fd).st_ino
     pipe = sample.pipe_fill(read_fd)
@@ -93,7 +94,7 @@ def prove_blocked_on_pipe(pid: int, read_fd: int, *, ask_timers: TimerQuery | No
         return no(f"pipe not full ({pipe['buffered']}/{pipe['capacity']})")
     if ask_timers is None:
         return no("interval timers cannot be asked of this process")
-    answer = ask_timers.ask()
+    answer = ask_timers()
     facts["timer_answer"] = answer
     if answer is None:
         return no(f"fixture did not answer the timer query within {ASK_BOUND:g} s")

@@ -247,6 +247,13 @@ def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], 
 BREAKS = {
     # a Client without listen(), as in SDKs before subscriptions/listen: L6 is not_applicable
     "without-listen": {"client/client.py": [("    def listen(\n", "    def _listen_removed(\n")]},
+    # an SDK without a high-level server API (neither MCPServer nor FastMCP): the server-API pairs are not_applicable
+    "without-server-api": {
+        "server/__init__.py": [("from .mcpserver import MCPServer\n", "")],
+        "server/mcpserver/__init__.py": [
+            ("from .server import MCPServer, require_client_extension", "from .server import require_client_extension")
+        ],
+    },
     # a client module that hangs at import: the driver never reaches a checkpoint
     "hang-client": {"client/session_group.py": [('"""SessionGroup', 'import time\ntime.sleep(600)\n"""SessionGroup')]},
     # a server writer that prints garbage in place of every message

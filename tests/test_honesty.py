@@ -66,3 +66,10 @@ def test_sdk_without_listen_is_not_applicable_for_l6(broken):
     run = _run(broken("without-listen"), "L6", Options())
     assert run["verdict"] == "not_applicable", run["reason"]
     assert all(arm.get("not_applicable") for arm in run["arms"].values())
+
+
+def test_sdk_without_server_api_runs_the_transport_pair_alone(broken):
+    for run in run_matrix([broken("without-server-api")], ["L1", "L2"], Options(), lambda *event: None):
+        assert run["verdict"] == "reproduced", run["reason"]
+        pair = run["pairs"]["server API"]
+        assert pair["verdict"] == "not_applicable" and "neither" in pair["reason"], pair
