@@ -7,6 +7,10 @@ the cancellation waits for a thread that only a reader can release.
 
 The mitigated arm is the host rule: host_contract.shutdown_child closes stdin,
 drains stdout until EOF and waits on a bound, escalating only if it must.
+bug_server_api and control_server_api are the bug/control pair through the
+SDK's high-level server (MCPServer, FastMCP in 1.x), the path real servers take.
+In the fast method a hang is called on hang.prove_blocked_on_pipe's proof,
+the fixture answering its interval-timer query (fixtures/timer_query.py).
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ message queued after the bad one is never delivered.
 
 The mitigated arm sends the bug arm's name with the server passing every
 outbound payload through host_contract.sanitize_outbound first.
+bug_server_api and control_server_api are the bug/control pair through the
+SDK's high-level server (MCPServer, FastMCP in 1.x): a tool returns the name.
 """
 
 from __future__ import annotations
