@@ -31,33 +31,30 @@ INITIALIZE = {
 }
 
 
-def initialize(child: Child, reader: StdoutReader | None, timeout: float) -> bool:
+def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> bool:
     """The handshake as a client does it: initialize, its answer, notifications/initialized.
 
-    Without a reader, the one answer line is read straight from the pipe and nothing more.
+    Without a reader, the one answer line is read straight off the pipe and nothing more (the
+    server writes nothing else until asked again). The wait is bounded as Child.wait_for bounds it.
     """
     send(child, INITIALIZE)
     if reader is not None:
-        answered = reader.wait_for(lambda r: any(m.get("id") == 0 for m in r.messages), timeout)
+        answered = child.wait_for(lambda: any(m.get("id") == 0 for m in reader.messages), idle_bound)
     else:
-        answered = _read_line(child, timeout)
+        fd, line = child.process.stdout.fileno(), bytearray()
+
+        def one_line() -> bool:
+            while not line.endswith(b"\n") and select.select([fd], [], [], 0)[0]:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                line.extend(chunk)
+            return line.endswith(b"\n")
+
+        answered = child.wait_for(one_line, idle_bound)
     if answered:
         send(child, {"jsonrpc": "2.0", "method": "notifications/initialized"})
     return answered
-
-
-def _read_line(child: Child, timeout: float) -> bool:
-    """Read one line off the child's stdout fd (the server writes nothing else until asked again)."""
-    fd, data, deadline = child.process.stdout.fileno(), b"", time.monotonic() + timeout
-    while not data.endswith(b"\n"):
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            return False
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            return False
-        data += chunk
-    return True
 
 
 class StdoutReader:

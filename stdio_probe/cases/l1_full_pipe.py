@@ -106,19 +106,23 @@ def _shut_down(child: Child, options: Options) -> dict:
     }
 
 
-def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: float) -> dict:
-    """Wait for the response to be on its way: the pipe full (bug) or fully received (control)."""
-    deadline = time.monotonic() + timeout
+def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, idle_bound: float) -> dict:
+    """Wait for the response to be on its way: the pipe full (bug) or fully received (control).
+
+    The bound counts only time in which the server used no CPU (Child.wait_for): a loaded machine
+    slows its start-up, which must not pass for a response that never came.
+    """
     if reader is not None:
-        done = reader.wait_for(lambda r: any(m.get("id") == 1 for m in r.messages), timeout)
+        done = child.wait_for(lambda: any(m.get("id") == 1 for m in reader.messages), idle_bound)
         return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "bytes_received": reader.bytes}
     read_fd = child.process.stdout.fileno()
-    while time.monotonic() < deadline and child.process.poll() is None:
+
+    def full() -> bool:
         fill = sample.pipe_fill(read_fd)
-        if fill["buffered"] >= fill["capacity"]:
-            return {"seen": True, "after_s": round(time.monotonic() - child.started, 3), "pipe": fill}
-        time.sleep(0.01)
-    return {"seen": False, "after_s": round(time.monotonic() - child.started, 3), "pipe": sample.pipe_fill(read_fd)}
+        return fill["buffered"] >= fill["capacity"]
+
+    done = child.wait_for(full, idle_bound)
+    return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "pipe": sample.pipe_fill(read_fd)}
 
 
 def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: hang.TimerQuery | None) -> dict:

@@ -15,7 +15,6 @@ SDK's high-level server (MCPServer, FastMCP in 1.x): a tool returns the name.
 from __future__ import annotations
 
 import re
-import time
 from contextlib import suppress
 
 from stdio_probe import fixture_log, wire
@@ -54,7 +53,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
             else:
                 wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
                 wire.close_stdin(child)  # the fixture answers request 1 in full before it reads EOF
-            exited = child.wait_self_exit(options.window)
+            exited = child.wait_for(lambda: child.process.poll() is not None, options.window)
             if not exited:
                 child.stop()
             reader.join(1.0)
@@ -83,11 +82,7 @@ def _server_api_exchange(child: Child, reader: wire.StdoutReader, events: fixtur
     if not wire.initialize(child, reader, options.window):
         return
     wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}})
-    deadline = time.monotonic() + options.window
-    while time.monotonic() < deadline and child.process.poll() is None:
-        if any(e["event"] == "tool_returned" for e in events.events()):
-            break
-        time.sleep(0.01)
+    child.wait_for(lambda: any(e["event"] == "tool_returned" for e in events.events()), options.window)
     reader.wait_for(lambda r: any(m.get("id") == 1 for m in r.messages), SETTLE)
     with suppress(BrokenPipeError):  # the session may have died with the bad answer
         wire.send(child, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
