@@ -33,6 +33,8 @@ def verdicts(results: dict) -> dict[str, str]:
 
 
 def l1_proof_delays(results: dict) -> list[float]:
-    """Seconds from stdin EOF to the kernel proof of the L1 hang, per SDK whose L1 was decided by proof."""
-    arms = [run["arms"].get("bug", {}) for run in results["runs"] if run["case"] == "L1"]
+    """Seconds from stdin EOF to the kernel proof of the L1 hang, per SDK and bug arm (transport, server API)
+    decided by proof."""
+    bugs = ("bug", "bug_server_api")
+    arms = [run["arms"].get(arm, {}) for run in results["runs"] if run["case"] == "L1" for arm in bugs]
     return [arm["decided_after_eof_s"] for arm in arms if arm.get("decided_by") == "proof"]

@@ -1,7 +1,10 @@
 """The verdict rule, in one place: a case's findings per arm -> verdict and reason.
 
 The verdict comes from the bug and control arms only; whether the host
-contract held is a separate judgement on the mitigated arm.
+contract held is a separate judgement on the mitigated arm. A case may run the
+same pair a second way (PAIRS, e.g. L1 and L2 through the SDK's high-level
+server API): each such pair gets its own verdict by the same rule, recorded in
+the run's "pairs" and named in the reason, and never changes the case's verdict.
 """
 
 from __future__ import annotations
@@ -18,23 +21,34 @@ RULE_ARMS = ("bug", "control")
 def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
     """reproduced needs the bug arm to show the defect and the control arm not to.
 
-    An arm whose record says not_applicable (the SDK lacks what the case probes)
-    makes the case not_applicable. Arms beyond bug, control and mitigated add
-    what they showed to the reason and never change the verdict. The headline is
-    the decisive evidence in a few words: the bug arm's, or what made the case
+    An arm of ARMS whose record says not_applicable (the SDK lacks what the case
+    probes) makes the case not_applicable. Arms beyond bug, control and mitigated
+    add what they showed to the reason and never change the verdict. The headline
+    is the decisive evidence in a few words: the bug arm's, or what made the case
     undecided.
     """
-    for name, record in arms.items():
+    for name in ARMS:
+        if arms.get(name, {}).get("not_applicable"):
+            return _verdict("not_applicable", f"{name} arm: {arms[name]['not_applicable']}")
+    decided = _rule(case, arms, *RULE_ARMS)
+    paired = {arm for pair in getattr(case, "PAIRS", {}).values() for arm in pair}
+    extras = {name: record for name, record in arms.items() if name not in ARMS and name not in paired}
+    decided["reason"] += "".join(f"; {name}: {_note(case, record)}" for name, record in extras.items())
+    pairs = {name: _rule(case, arms, *pair) for name, pair in getattr(case, "PAIRS", {}).items()}
+    decided["reason"] += "".join(f"; {name}: {p['verdict']} ({p['reason']})" for name, p in pairs.items())
+    return {**decided, "pairs": pairs} if pairs else decided
+
+
+def _rule(case: ModuleType, arms: dict[str, dict], bug_arm: str, control_arm: str) -> dict:
+    """The verdict of one bug/control pair of arms."""
+    for name in (bug_arm, control_arm):
+        record = arms[name]
         if record.get("not_applicable"):
             return _verdict("not_applicable", f"{name} arm: {record['not_applicable']}")
-    for name in RULE_ARMS:
-        record = arms[name]
         if record.get("error"):
             return _verdict("error", f"{name} arm: {record['error']}")
-    bug, control = case.assess(arms["bug"]), case.assess(arms["control"])
+    bug, control = case.assess(arms[bug_arm]), case.assess(arms[control_arm])
     seen = f"bug: {bug.note}; control: {control.note}"
-    extras = {name: record for name, record in arms.items() if name not in ARMS}
-    seen += "".join(f"; {name}: {record.get('error') or case.assess(record).note}" for name, record in extras.items())
     if bug.shown is None or control.shown is None:
         silent = bug if bug.shown is None else control
         return _verdict("inconclusive", f"no evidence ({seen})", f"no evidence: {silent.brief}")
@@ -45,6 +59,10 @@ def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
 
 def _verdict(verdict: str, reason: str, headline: str = "") -> dict:
     return {"verdict": verdict, "reason": reason, "headline": shorten(headline or reason)}
+
+
+def _note(case: ModuleType, record: dict) -> str:
+    return record.get("not_applicable") or record.get("error") or case.assess(record).note
 
 
 def mitigation(case: ModuleType, record: dict) -> dict:

@@ -16,10 +16,9 @@ import psutil
 
 from stdio_probe import sample
 from stdio_probe.model import Options, Sdk
-from stdio_probe.spawn import spawn
+from stdio_probe.spawn import spawn, wait_progressing
 
 DRIVER = "driver_session_group.py"
-IDLE_BOUNDS_CAP = 6
 PROGRESS_CHECK = 0.5  # seconds between looks at the tree's CPU time; a report ends the wait at once
 
 
@@ -81,6 +80,8 @@ def run_driver(
     finally:
         child.stop()
     record = {"checkpoints": checkpoints, **child.record()}
+    if (configured := checkpoint(record, "config")) is not None:  # what the driver set, against the SDK's defaults
+        record["sdk_config"] = configured["facts"]
     if (lacking := checkpoint(record, "not_applicable")) is not None:  # the SDK lacks what the case probes
         record["not_applicable"] = lacking["facts"]["reason"]
     if error is None and record["exit_code"] != 0:
@@ -91,22 +92,13 @@ def run_driver(
 
 
 def _wait_readable(report, pid: int, idle_bound: float) -> bool:
-    """Wait for the report pipe while the driver's tree makes progress.
-
-    The bound counts only time in which neither the driver nor its children
-    used any CPU: a busy machine slows start-up but cannot turn it into a hang,
-    while a driver stuck in a sleep or a wait is called out after idle_bound.
-    The total wait is capped at IDLE_BOUNDS_CAP bounds.
-    """
-    started = last_progress = time.monotonic()
-    last_cpu = _tree_cpu(pid)
-    while time.monotonic() - last_progress < idle_bound and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound:
-        if select.select([report], [], [], PROGRESS_CHECK)[0]:
-            return True
-        cpu = _tree_cpu(pid)
-        if cpu > last_cpu:
-            last_cpu, last_progress = cpu, time.monotonic()
-    return False
+    """Wait for the report pipe while the driver's tree (it and its children) makes progress (wait_progressing)."""
+    return wait_progressing(
+        lambda check: bool(select.select([report], [], [], check)[0]),
+        lambda: _tree_cpu(pid),
+        idle_bound,
+        PROGRESS_CHECK,
+    )
 
 
 def _tree_cpu(pid: int) -> float:

@@ -21,10 +21,12 @@ from pathlib import Path
 
 from stdio_probe import sample
 
-# What the fixtures import, so that a fork starts with it done: the SDK, and what anyio imports on
-# first use (its backend in anyio.run, its subprocess support in open_process).
+# What the fixtures import, so that a fork starts with it done: the SDK (its high-level server: 2.x's
+# mcp imports MCPServer, 1.x's FastMCP is imported here), and what anyio imports on first use (its
+# backend in anyio.run, its subprocess support in open_process).
 PRELOAD = (
     "mcp",
+    "mcp.server.fastmcp",
     "mcp.client.stdio",
     "mcp.client.session_group",
     "mcp.server.stdio",

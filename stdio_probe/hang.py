@@ -1,48 +1,205 @@
 """Prove from the kernel that a process cannot exit by itself.
 
 A process whose every thread sleeps in a syscall with no timeout, one of them
-writing to a full pipe whose only reader is this probe, can be woken by
-nothing but the probe draining that pipe (or a signal): waiting longer cannot
-change the outcome, so the wait can stop. Any timed wait, any running thread,
-any other reader, or anything unreadable means no proof, and the caller waits
+writing to a full pipe whose only reader is this probe, and which nothing
+else can wake, can be woken by nothing but the probe draining that pipe (or a
+signal from outside): waiting longer cannot change the outcome, so the wait
+can stop. What else could wake it, and where the proof looks:
+
+  a thread's own timed wait           /proc/PID/task/TID/syscall (its timeout argument)
+  a futex shared with another process the futex op (not FUTEX_PRIVATE_FLAG)
+  an interval timer (alarm, setitimer) asked of the fixture (fixtures/timer_query.py):
+                                      /proc does not show them; no answer, no proof
+  a POSIX timer                       /proc/PID/timers
+  a pending signal                    SigPnd per thread, ShdPnd, in /proc/PID[/task/TID]/status
+  an fd a blocked epoll/poll watches  its epoll interest list (/proc/PID/fdinfo/EPFD) or pollfd
+                                      array (/proc/PID/mem): each must be a pipe or a Unix socket
+                                      whose ends (and peer) only this process or the probe hold
+  a child's exit (SIGCHLD)            no live child
+  a thread that ran meanwhile         each thread's context-switch count, unchanged from the first
+                                      reading to the last (the timer-query thread excepted)
+
+Anything unreadable or of another kind (a timerfd, eventfd, signalfd, network
+socket, a pipe another process holds) means no proof, and the caller waits
 out its window instead.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import select
+import socket
+import time
+from collections.abc import Callable
 
 from stdio_probe import sample
 
+ASK_BOUND = 0.5  # seconds the fixture has to answer the timer query
 
-def prove_blocked_on_pipe(pid: int, read_fd: int) -> dict:
-    """The proof attempt: {"proven": bool, "why_not": str | None, ...facts}."""
+
+class TimerQuery:
+    """The probe's end of a fixture's timer-query socket; the fixture gets fixture_fd (pass it, then spawned())."""
+
+    def __init__(self) -> None:
+        self._ours, self._theirs = socket.socketpair()
+
+    @property
+    def fixture_fd(self) -> int:
+        return self._theirs.fileno()
+
+    def spawned(self) -> None:
+        """The fixture holds its end now: close ours, so only the probe holds the other one."""
+        self._theirs.close()
+
+    def ask(self) -> dict | None:
+        """The fixture's answer (tid, fd, itimers), or None without one within ASK_BOUND."""
+        deadline, data = time.monotonic() + ASK_BOUND, b""
+        try:
+            self._ours.sendall(b"?")
+            while not data.endswith(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self._ours], [], [], left)[0]:
+                    return None
+                chunk = self._ours.recv(4096)
+                if not chunk:
+                    return None
+                data += chunk
+            return json.loads(data)
+        except (OSError, ValueError):
+            return None
+
+    def close(self) -> None:
+        self._ours.close()
+        self._theirs.close()
+
+
+def prove_blocked_on_pipe(pid: int, read_fd: int, *, ask_timers: Callable[[], dict | None] | None = None) -> dict:
+    """The proof attempt: {"proven": bool, "why_not": str | None, ...facts}.
+
+    ask_timers asks the fixture about its interval timers (TimerQuery.ask: its answer, or None
+    without one in time); without it (a process we did not write cannot be asked) there is no proof.
+    """
     inode = os.fstat(read_fd).st_ino
     pipe = sample.pipe_fill(read_fd)
-    threads = sample.threads(pid)
-    facts = {"pipe": pipe, "threads": threads}
+    first = sample.threads(pid)
+    facts: dict = {"pipe": pipe, "threads": first}
 
     def no(why: str) -> dict:
         return {"proven": False, "why_not": why, **facts}
 
-    if not threads:
+    if not first:
         return no("process has no readable threads")
     if pipe["buffered"] < pipe["capacity"]:
         return no(f"pipe not full ({pipe['buffered']}/{pipe['capacity']})")
+    if ask_timers is None:
+        return no("interval timers cannot be asked of this process")
+    answer = ask_timers()
+    facts["timer_answer"] = answer
+    if answer is None:
+        return no(f"fixture did not answer the timer query within {ASK_BOUND:g} s")
+    armed = [name for name, (value, _) in answer["itimers"].items() if value > 0]
+    if armed:
+        return no(f"interval timer armed: {', '.join(armed)}")
+    if (why := _wake_sources(pid, inode, first, answer)) is not None:
+        return no(why)
+    last = sample.threads(pid)
+    facts["threads"] = last
+    if (why := _blocked_throughout(pid, inode, first, last, answer)) is not None:
+        return no(why)
+    return {"proven": True, "why_not": None, **facts}
+
+
+def _blocked_throughout(pid: int, inode: int, first: list[dict], last: list[dict], answer: dict) -> str | None:
+    """Every thread asleep with no timeout in both readings, and none but the query thread ran in between."""
+    if [t["tid"] for t in first] != [t["tid"] for t in last]:
+        return "threads came or went during the proof"
     writers = 0
-    for thread in threads:
+    for before, thread in zip(first, last, strict=True):
         call = thread["syscall"]
-        if not call.get("readable"):
-            return no(f"thread {thread['tid']} syscall unreadable")
+        if not call.get("readable") or thread["switches"] is None:
+            return f"thread {thread['tid']} syscall unreadable"
         if thread["state"] != "S" or call.get("running"):
-            return no(f"thread {thread['tid']} is running")
+            return f"thread {thread['tid']} is running"
+        if thread["pending"] is None or int(thread["pending"], 16):
+            return f"thread {thread['tid']} has a signal pending ({thread['pending']})"
+        if thread["tid"] == answer["tid"]:
+            if call.get("name") != "read" or call["fd"] != answer["fd"]:
+                return f"timer-query thread {thread['tid']} not back in its read"
+            continue
+        if thread["switches"] != before["switches"] or thread["syscall"] != before["syscall"]:
+            return f"thread {thread['tid']} ran during the proof"
         if call.get("name") == "write" and sample.fd_target(pid, call["fd"]) == f"pipe:[{inode}]":
             writers += 1
         elif not call.get("no_timeout"):
-            return no(f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake")
-    if writers == 0:
-        return no("no thread is writing to the stdout pipe")
-    readers = sample.pipe_readers(inode)
-    if readers != [os.getpid()]:
-        return no(f"pipe read end held by {readers}, not the probe alone")
-    return {"proven": True, "why_not": None, **facts}
+            return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
+        elif call["name"] == "futex" and not call["private"]:
+            return f"thread {thread['tid']} waits on a futex another process can wake"
+    return None if writers else "no thread is writing to the stdout pipe"
+
+
+def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict) -> str | None:
+    """Why something other than the probe could wake the process, or None when nothing can.
+
+    threads is the first reading; the last one checks that no thread's syscall changed since.
+    """
+    signals = sample.pending_signals(pid)
+    if signals is None or int(signals["ShdPnd"], 16) or int(signals["SigPnd"], 16):
+        return f"signal pending or unreadable ({signals})"
+    timers = sample.posix_timers(pid)
+    if timers is None:
+        return "POSIX timers unreadable"
+    if timers:
+        return f"POSIX timer exists ({timers[0]})"
+    if live := sample.children(pid):
+        return f"live child process {live} (its exit signals the process)"
+    if sample.pipe_readers(inode) != [os.getpid()]:
+        return f"pipe read end held by {sample.pipe_readers(inode)}, not the probe alone"
+    query = sample.fd_target(pid, answer["fd"])
+    query_peer = sample.unix_peer(int(query[8:-1])) if query and query.startswith("socket:[") else None
+    if query_peer is None:
+        return f"timer-query fd {answer['fd']} is {query}, not a connected Unix socket"
+    watched = _watched_fds(pid, threads)
+    if isinstance(watched, str):
+        return watched
+    targets = set()
+    for fd in watched:
+        target = sample.fd_target(pid, fd)
+        if target is None or not target.startswith(("pipe:[", "socket:[")):
+            return f"watched fd {fd} is {target or 'unreadable'}, which another source can make ready"
+        targets.add(target)
+        if target.startswith("socket:["):
+            peer = sample.unix_peer(int(target[8:-1]))
+            if peer is None:
+                return f"watched fd {fd} ({target}) is not a Unix socket with a known peer"
+            targets.add(f"socket:[{peer}]")
+    holders = sample.fd_holders({*targets, query, f"socket:[{query_peer}]"})
+    probe = os.getpid()
+    if holders.pop(query) != [pid] or holders.pop(f"socket:[{query_peer}]") != [probe]:
+        return "the timer-query socket is held by a process other than the fixture and the probe"
+    for target, pids in holders.items():
+        if not set(pids) <= {pid, probe}:
+            return f"{target}, watched by the process, is also held by {sorted(set(pids) - {pid, probe})}"
+    return None
+
+
+def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
+    """The fds that blocked epoll and poll waits watch, or why they cannot be read."""
+    fds: list[int] = []
+    for thread in threads:
+        call = thread["syscall"]
+        if "epfd" in call:
+            interest = sample.epoll_interest(pid, call["epfd"])
+            if interest is None:
+                return f"epoll interest list of fd {call['epfd']} unreadable"
+            for entry in interest:
+                target = sample.fd_target(pid, entry["fd"])
+                if target is None or entry["ino"] is None or f":[{entry['ino']}]" not in target:
+                    return f"epoll fd {call['epfd']} watches a file no longer at fd {entry['fd']}"
+                fds.append(entry["fd"])
+        elif "pollfds" in call:
+            polled = sample.poll_fds(pid, call["pollfds"], call["nfds"])
+            if polled is None:
+                return f"the fds of thread {thread['tid']}'s poll are unreadable"
+            fds += polled
+    return fds

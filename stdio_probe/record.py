@@ -12,6 +12,9 @@ SCHEMA_VERSION history:
      because its SDK's fork server died or stalled, fork_server_unavailable (why).
   5  runs[].headline: the decisive evidence in a few words (the 80-column summary); a file merged
      from shards (--merge) has metadata.shards, the metadata of each shard.
+     runs[].pairs (a case's second bug/control pair, e.g. L1 and L2 through the SDK's high-level
+     server API: {name: {verdict, reason}}); arms carry sdk_config (what the arm set explicitly and
+     the SDK's defaults, read from the SDK), fixture, and L1's proof_attempts.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from stdio_probe import spawn
-from stdio_probe.cases import CASES, arms_of
+from stdio_probe.cases import ARMS, CASES, arms_of
 from stdio_probe.decide import decide, mitigation
 from stdio_probe.model import Options, Sdk
 
@@ -40,8 +40,11 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     The fast method runs arms concurrently and forks fixtures from a warm fork server per SDK;
     the window method runs them one at a time, each a fresh exec, as the article did.
     """
-    # SDKs interleaved, so each fork server is used as soon as its preload is done
-    jobs = [(i, case_id, arm) for case_id in case_ids for arm in arms_of(case_id) for i in range(len(sdks))]
+    # SDKs interleaved, so each fork server is used as soon as its preload is done; every case's
+    # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them
+    order = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
+    order += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
+    jobs = [(i, case_id, arm) for case_id, arm in order for i in range(len(sdks))]
     fast = options.method == "fast"
     warm = spawn.fork_servers([(sdk.python, sdk.env) for sdk in sdks]) if fast else contextlib.nullcontext()
     with warm, ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:

@@ -11,6 +11,8 @@ import array
 import fcntl
 import os
 import platform
+import socket
+import struct
 import termios
 import time
 from pathlib import Path
@@ -36,6 +38,8 @@ _WAITS = {
     },
 }
 _WRITE = {"x86_64": 1, "aarch64": 64}
+_READ = {"x86_64": 0, "aarch64": 63}
+FUTEX_PRIVATE_FLAG = 128
 ARCH = platform.machine()
 
 
@@ -67,7 +71,11 @@ def is_live(pid: int) -> bool:
 
 
 def describe_syscall(line: str | None) -> dict:
-    """Parse /proc/<pid>/task/<tid>/syscall into name, args, and whether it waits with no timeout."""
+    """Parse /proc/<pid>/task/<tid>/syscall: name, args, whether it waits with no timeout, and what it waits on.
+
+    epoll waits carry their epoll fd, poll waits the address and count of their pollfd array, futex waits
+    whether the futex is private to the process (a shared one can be woken from another process).
+    """
     if line is None:
         return {"readable": False}
     fields = line.split()
@@ -77,11 +85,19 @@ def describe_syscall(line: str | None) -> dict:
     entry = {"readable": True, "nr": nr, "args": [hex(a) for a in args]}
     if nr == _WRITE.get(ARCH):
         entry.update(name="write", fd=args[0])
+    elif nr == _READ.get(ARCH):
+        entry.update(name="read", fd=args[0])
     elif nr in _WAITS.get(ARCH, {}):
         name, index, kind = _WAITS[ARCH][nr]
         value = args[index]
         forever = value == 0 if kind == "ptr" else value >= 2**31  # a negative int timeout
         entry.update(name=name, no_timeout=forever)
+        if name.startswith("epoll"):
+            entry["epfd"] = args[0]
+        elif name == "futex":
+            entry["private"] = bool(args[1] & FUTEX_PRIVATE_FLAG)
+        else:
+            entry.update(pollfds=args[0], nfds=args[1])
     return entry
 
 
@@ -95,14 +111,123 @@ def threads(pid: int) -> list[dict]:
     for tid in tids:
         base = f"/proc/{pid}/task/{tid}"
         stat = _read(f"{base}/stat")
+        status = _status_fields(f"{base}/status")
+        switches = status.get("voluntary_ctxt_switches"), status.get("nonvoluntary_ctxt_switches")
         out.append(
             {
                 "tid": tid,
                 "state": stat.rsplit(")", 1)[1].split()[0] if stat else None,
                 "wchan": _read(f"{base}/wchan"),
                 "syscall": describe_syscall((_read(f"{base}/syscall") or "").strip() or None),
+                "switches": None if None in switches else int(switches[0]) + int(switches[1]),
+                "pending": status.get("SigPnd"),
             }
         )
+    return out
+
+
+def _status_fields(path: str) -> dict[str, str]:
+    text = _read(path) or ""
+    return dict(line.split(":\t", 1) for line in text.strip().splitlines() if ":\t" in line)
+
+
+def pending_signals(pid: int) -> dict[str, str] | None:
+    """SigPnd (the main thread's) and ShdPnd (the process's) from /proc/<pid>/status, as hex masks."""
+    status = _status_fields(f"/proc/{pid}/status")
+    if "SigPnd" not in status or "ShdPnd" not in status:
+        return None
+    return {"SigPnd": status["SigPnd"], "ShdPnd": status["ShdPnd"]}
+
+
+def posix_timers(pid: int) -> list[dict] | None:
+    """The process's POSIX timers from /proc/<pid>/timers (armed or not: the file does not say)."""
+    text = _read(f"/proc/{pid}/timers")
+    if text is None:
+        return None
+    timers: list[dict] = []
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key == "ID":
+            timers.append({})
+        if timers:
+            timers[-1][key.strip()] = value.strip()
+    return timers
+
+
+def epoll_interest(pid: int, epfd: int) -> list[dict] | None:
+    """The interest list of an epoll fd, from its fdinfo 'tfd:' lines: target fd and its inode."""
+    text = _read(f"/proc/{pid}/fdinfo/{epfd}")
+    if text is None:
+        return None
+    out = []
+    for line in text.splitlines():
+        if line.startswith("tfd:"):
+            fields = line.split()
+            inode = next((f[4:] for f in fields if f.startswith("ino:")), None)
+            out.append({"fd": int(fields[1]), "ino": None if inode is None else int(inode, 16)})
+    return out
+
+
+def poll_fds(pid: int, address: int, count: int) -> list[int] | None:
+    """The fds of a blocked poll's pollfd array, read from the process's memory (needs ptrace access)."""
+    try:
+        with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+            data = os.pread(mem.fileno(), 8 * count, address)
+    except (OSError, OverflowError, ValueError):
+        return None
+    if len(data) != 8 * count:
+        return None
+    return [fd for (fd,) in struct.iter_unpack("=i4x", data) if fd >= 0]
+
+
+_NETLINK_SOCK_DIAG, _SOCK_DIAG_BY_FAMILY, _UDIAG_SHOW_PEER, _UNIX_DIAG_PEER = 4, 20, 4, 2
+
+
+def unix_peer(inode: int) -> int | None:
+    """The inode of a Unix socket's peer, from the kernel's sock_diag; None when it is not a connected Unix socket."""
+    request = struct.pack(
+        "=BBHIII2I", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, inode, _UDIAG_SHOW_PEER, 0xFFFFFFFF, 0xFFFFFFFF
+    )
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_SOCK_DIAG) as diag:
+            diag.sendto(struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, 1, 1, 0) + request, (0, 0))
+            diag.settimeout(1.0)
+            data = diag.recv(65536)
+    except OSError:
+        return None
+    length, kind = struct.unpack_from("=IH", data)
+    offset = 32  # nlmsghdr, then unix_diag_msg
+    while kind == _SOCK_DIAG_BY_FAMILY and offset + 4 <= length:
+        size, attribute = struct.unpack_from("=HH", data, offset)
+        if attribute == _UNIX_DIAG_PEER:
+            return struct.unpack_from("=I", data, offset + 4)[0] or None
+        offset += max(4, (size + 3) & ~3)
+    return None
+
+
+def fd_holders(targets: set[str]) -> dict[str, list[int]]:
+    """For each fd target (e.g. "pipe:[123]", "socket:[456]"), the pids holding an fd on it, from /proc/*/fd."""
+    found: dict[str, set[int]] = {target: set() for target in targets}
+    for pid in _pids():
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            if (target := fd_target(pid, int(fd))) in found:
+                found[target].add(pid)
+    return {target: sorted(pids) for target, pids in found.items()}
+
+
+def children(pid: int) -> list[int]:
+    """Live processes whose parent is pid (zombies have exited)."""
+    out = []
+    for other in _pids():
+        stat = _read(f"/proc/{other}/stat")
+        if stat:
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+                out.append(other)
     return out
 
 

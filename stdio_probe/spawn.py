@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 
@@ -27,10 +27,28 @@ RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose i
 FIXTURES = package_file("fixtures")
 STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
+IDLE_BOUNDS_CAP = 6  # a progress-bounded wait ends after this many idle bounds, progress or not
 
 _live: set[subprocess.Popen | ForkedProcess] = set()
 _live_lock = threading.Lock()
 _fork_servers: dict[tuple[str, tuple], ForkServer] = {}
+
+
+def wait_progressing(ready: Callable[[float], bool], cpu: Callable[[], float], idle_bound: float, check: float) -> bool:
+    """Wait until ready(check) (which waits at most check s) says so, while cpu() keeps growing.
+
+    The bound counts only time in which the process used no CPU: a busy machine slows
+    start-up but cannot turn it into a hang, while a process stuck in a sleep or a wait is
+    called out after idle_bound. The total wait is capped at IDLE_BOUNDS_CAP bounds.
+    """
+    started = last_progress = time.monotonic()
+    last_cpu = cpu()
+    while time.monotonic() - last_progress < idle_bound and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound:
+        if ready(check):
+            return True
+        if (now := cpu()) > last_cpu:
+            last_cpu, last_progress = now, time.monotonic()
+    return False
 
 
 @dataclass
@@ -59,6 +77,20 @@ class Child:
         except subprocess.TimeoutExpired:
             return False
         return True
+
+    def wait_for(self, ready: Callable[[], bool], idle_bound: float) -> bool:
+        """Whether ready() came true (polled every 10 ms) while the process made progress (wait_progressing).
+
+        A process that exits ends the wait too; ready() then says what it found.
+        """
+
+        def look(check: float) -> bool:
+            if ready() or self.process.poll() is not None:
+                return True
+            time.sleep(check)
+            return False
+
+        return wait_progressing(look, lambda: sample.cpu_seconds(self.pid), idle_bound, 0.01) and ready()
 
     def stop(self) -> None:
         """SIGTERM to its group, then SIGKILL after a bound; records which one ended it."""

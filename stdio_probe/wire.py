@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import threading
 import time
 
@@ -19,6 +21,40 @@ def close_stdin(child: Child) -> float:
     """Close the child's stdin (EOF for the server); returns when, on the monotonic clock."""
     child.process.stdin.close()
     return time.monotonic()
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+
+
+def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> bool:
+    """The handshake as a client does it: initialize, its answer, notifications/initialized.
+
+    Without a reader, the one answer line is read straight off the pipe and nothing more (the
+    server writes nothing else until asked again). The wait is bounded as Child.wait_for bounds it.
+    """
+    send(child, INITIALIZE)
+    if reader is not None:
+        answered = child.wait_for(lambda: any(m.get("id") == 0 for m in reader.messages), idle_bound)
+    else:
+        fd, line = child.process.stdout.fileno(), bytearray()
+
+        def one_line() -> bool:
+            while not line.endswith(b"\n") and select.select([fd], [], [], 0)[0]:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                line.extend(chunk)
+            return line.endswith(b"\n")
+
+        answered = child.wait_for(one_line, idle_bound)
+    if answered:
+        send(child, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return answered
 
 
 class StdoutReader:

@@ -134,6 +134,85 @@ FIXES = {
     "L6": FIX_L6,
 }
 
+# L1 fixed in shapes the proof must not be blind to: at stdin EOF the server arms something that ends
+# it EXIT_AFTER seconds later, from a source no thread's syscall shows. Each edit appends to stdin_reader,
+# which runs in the event loop's thread once stdin reached EOF.
+EXIT_AFTER = 2
+_AFTER_STDIN_EOF = (
+    "            except anyio.ClosedResourceError:  # pragma: no cover\n"
+    "                await anyio.lowlevel.checkpoint()\n\n"
+    "        async def stdout_writer():"
+)
+
+
+def _at_stdin_eof(code: str) -> dict[str, list[tuple[str, str]]]:
+    body = "".join(f"            {line}\n" for line in code.strip().splitlines())
+    head = _AFTER_STDIN_EOF.split("\n\n")[0]
+    return {"server/stdio.py": [(_AFTER_STDIN_EOF, f"{head}\n{body}\n        async def stdout_writer():")]}
+
+
+UNFORESEEN_L1_FIXES = {
+    # a process-wide alarm (ITIMER_REAL) whose SIGALRM, default action, ends the process
+    "alarm-default": _at_stdin_eof(
+        f"""
+import signal
+signal.signal(signal.SIGALRM, signal.SIG_DFL)
+signal.alarm({EXIT_AFTER})
+"""
+    ),
+    # a POSIX timer (timer_create, CLOCK_MONOTONIC, SIGALRM with its default action)
+    "posix-timer": _at_stdin_eof(
+        f"""
+import ctypes, signal
+signal.signal(signal.SIGALRM, signal.SIG_DFL)
+libc, timer = ctypes.CDLL(None), ctypes.c_void_p()
+libc.timer_create(1, None, ctypes.byref(timer))
+libc.timer_settime(timer, 0, (ctypes.c_long * 4)(0, 0, {EXIT_AFTER}, 0), None)
+"""
+    ),
+    # an interval timer whose Python handler (run by the event loop) exits
+    "itimer-handler": _at_stdin_eof(
+        f"""
+import asyncio, os, signal
+asyncio.get_running_loop().add_signal_handler(signal.SIGALRM, os._exit, 0)
+signal.setitimer(signal.ITIMER_REAL, {EXIT_AFTER})
+"""
+    ),
+    # a socket the event loop watches, written by another process (a detached grandchild holding only the peer)
+    "peer-wakeup": _at_stdin_eof(
+        f"""
+import os, select, socket
+ours, theirs = socket.socketpair()
+helper = os.fork()
+if helper == 0:
+    if os.fork() == 0:
+        os.closerange(0, theirs.fileno())
+        os.closerange(theirs.fileno() + 1, 4096)
+        select.select([theirs], [], [], {EXIT_AFTER})  # returns at once if the server is gone
+        try:
+            theirs.send(b"x")
+        except OSError:
+            pass
+    os._exit(0)
+os.waitpid(helper, 0)
+theirs.close()
+await anyio.wait_readable(ours)
+os._exit(0)
+"""
+    ),
+}
+
+# L5 fixed by its default alone: a client that decodes with "replace" unless told otherwise. A bug arm
+# that forced "strict" would still call this release reproduced.
+L5_REPLACE_DEFAULT = {
+    "client/stdio.py": [
+        (
+            '    encoding_error_handler: Literal["strict", "ignore", "replace"] = "strict"\n',
+            '    encoding_error_handler: Literal["strict", "ignore", "replace"] = "replace"\n',
+        )
+    ]
+}
+
 # Not a fix: an SDK generation without caller-owned sessions in the group (what L4 probes).
 WITHOUT_CONNECT_WITH_SESSION = {
     "client/session_group.py": [
@@ -168,6 +247,13 @@ def patched_sdk(root: Path, name: str, edits: dict[str, list[tuple[str, str]]], 
 BREAKS = {
     # a Client without listen(), as in SDKs before subscriptions/listen: L6 is not_applicable
     "without-listen": {"client/client.py": [("    def listen(\n", "    def _listen_removed(\n")]},
+    # an SDK without a high-level server API (neither MCPServer nor FastMCP): the server-API pairs are not_applicable
+    "without-server-api": {
+        "server/__init__.py": [("from .mcpserver import MCPServer\n", "")],
+        "server/mcpserver/__init__.py": [
+            ("from .server import MCPServer, require_client_extension", "from .server import require_client_extension")
+        ],
+    },
     # a client module that hangs at import: the driver never reaches a checkpoint
     "hang-client": {"client/session_group.py": [('"""SessionGroup', 'import time\ntime.sleep(600)\n"""SessionGroup')]},
     # a server writer that prints garbage in place of every message

@@ -10,6 +10,7 @@ import pytest
 from stdio_probe.cases import CASES
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
+from tests.sdk_fixes import L5_REPLACE_DEFAULT, patched_sdk
 
 
 def _run(sdk, case_id: str, options: Options) -> dict:
@@ -17,11 +18,26 @@ def _run(sdk, case_id: str, options: Options) -> dict:
     return run
 
 
+@pytest.mark.parametrize("method", ["fast", "window"])
 @pytest.mark.parametrize("case_id", list(CASES))
-def test_fixed_sdk_is_not_reproduced(case_id, fixed):
-    run = _run(fixed(case_id), case_id, Options())
+def test_fixed_sdk_is_not_reproduced(case_id, method, fixed):
+    """Both methods must agree on every fix."""
+    run = _run(fixed(case_id), case_id, Options(method=method))
     assert run["verdict"] == "not_reproduced", run["reason"]
     assert run["mitigation"]["held"] is True, run["mitigation"]["note"]  # the contract is harmless on a fix
+    for name, pair in run.get("pairs", {}).items():  # the server-API pair sees the fix too
+        assert pair["verdict"] == "not_reproduced", (name, pair["reason"])
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_l5_fixed_by_its_default_alone_is_not_reproduced(pinned, tmp_path_factory, method):
+    """A client whose encoding_error_handler defaults to "replace": the bug arm, on the SDK's defaults, sees it."""
+    sdk = patched_sdk(tmp_path_factory.mktemp("sdk"), "l5-replace-default", L5_REPLACE_DEFAULT, pinned)
+    run = _run(sdk, "L5", Options(method=method))
+    assert run["verdict"] == "not_reproduced", run["reason"]
+    config = run["arms"]["bug"]["sdk_config"]["StdioServerParameters"]
+    assert "encoding_error_handler" not in config["explicit"]
+    assert config["defaults"]["encoding_error_handler"] == "'replace'"
 
 
 @pytest.mark.parametrize("method", ["fast", "window"])
@@ -29,8 +45,10 @@ def test_bounded_flush_is_waited_for_not_proven_hung(method, fixed):
     """A server that gives up on unsent output exits by itself after EOF: no proof may be claimed."""
     run = _run(fixed("L1"), "L1", Options(method=method))
     assert run["verdict"] == "not_reproduced", run["reason"]
-    assert run["arms"]["bug"]["decided_by"] == "exit"
-    assert run["arms"]["bug"]["ended_by"] == "self"
+    assert run["pairs"]["server API"]["verdict"] == "not_reproduced", run["pairs"]
+    for arm in ("bug", "bug_server_api"):
+        assert run["arms"][arm]["decided_by"] == "exit"
+        assert run["arms"][arm]["ended_by"] == "self"
 
 
 def test_pinned_hang_is_decided_by_kernel_proof(pinned):
@@ -45,3 +63,10 @@ def test_sdk_without_listen_is_not_applicable_for_l6(broken):
     run = _run(broken("without-listen"), "L6", Options())
     assert run["verdict"] == "not_applicable", run["reason"]
     assert all(arm.get("not_applicable") for arm in run["arms"].values())
+
+
+def test_sdk_without_server_api_runs_the_transport_pair_alone(broken):
+    for run in run_matrix([broken("without-server-api")], ["L1", "L2"], Options(), lambda *event: None):
+        assert run["verdict"] == "reproduced", run["reason"]
+        pair = run["pairs"]["server API"]
+        assert pair["verdict"] == "not_applicable" and "neither" in pair["reason"], pair

@@ -62,3 +62,18 @@ def test_l6_crash_loop_backoff_spawns_fewer(runs):
     assert delays[-1] <= doubling[len(delays) - 1]  # the last one may be cut short by the interval's end
     assert supervised["spawns"] <= 5
     assert naive["spawns"] > supervised["spawns"], "a tight loop respawns as fast as the server dies"
+
+
+def test_bug_arms_record_the_sdk_defaults_they_ran_on(runs):
+    """Read from the SDK inside its interpreter: L5's bug arm leaves encoding_error_handler at the default."""
+    arms = runs["L5"]["arms"]
+    bug, mitigated = (arms[a]["sdk_config"]["StdioServerParameters"] for a in ("bug", "mitigated"))
+    assert "encoding_error_handler" not in bug["explicit"] and bug["defaults"]["encoding_error_handler"] == "'strict'"
+    assert mitigated["explicit"]["encoding_error_handler"] == {
+        "value": "'replace'",
+        "sdk_default": "'strict'",
+        "is_default": False,
+    }
+    client = runs["L6"]["arms"]["bug"]["sdk_config"]["Client"]
+    assert "mode" not in client["explicit"] and client["defaults"]["mode"] == "'auto'"
+    assert client["explicit"]["cache"]["is_default"] is False  # off on purpose: method.md, L6

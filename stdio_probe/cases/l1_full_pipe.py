@@ -7,57 +7,85 @@ the cancellation waits for a thread that only a reader can release.
 
 The mitigated arm is the host rule: host_contract.shutdown_child closes stdin,
 drains stdout until EOF and waits on a bound, escalating only if it must.
+bug_server_api and control_server_api are the bug/control pair through the
+SDK's high-level server (MCPServer, FastMCP in 1.x), the path real servers take.
+In the fast method a hang is called on hang.prove_blocked_on_pipe's proof,
+the fixture answering its interval-timer query (fixtures/timer_query.py).
 """
 
 from __future__ import annotations
 
 import time
 
-from stdio_probe import hang, sample, wire
+from stdio_probe import fixture_log, hang, sample, wire
 from stdio_probe.host_contract import shutdown_child
 from stdio_probe.model import Finding, Options, Sdk
 from stdio_probe.spawn import TERM_GRACE, Child, spawn
 
 ID = "L1"
 TITLE = "full-pipe hang: no exit on stdin EOF while stdout is unread"
+# the same pair through the SDK's high-level server (MCPServer / FastMCP): recorded, judged beside (decide.PAIRS)
+EXTRA_ARMS = ("bug_server_api", "control_server_api")
+PAIRS = {"server API": ("bug_server_api", "control_server_api")}
 PAYLOAD_BYTES = 262_144
 PRE_EOF_DELAY = 2.0  # the article's wait before closing stdin (window method)
 SAMPLE_INTERVAL = 0.05
-PROOF_SAMPLES = 3  # consecutive identical proofs before a hang is called early
 EXIT_AFTER_DRAIN = 5.0
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """bug: stdout never read; control: stdout drained; mitigated: unread, then shutdown_child.
 
-    Every arm: one big response, then EOF.
+    Every arm: one big response, then EOF. The transport arms drive the SDK's stdio_server() with a
+    minimal loop (fixture_stdio_writer.py, answering ping); the *_server_api arms drive MCPServer
+    (FastMCP in 1.x) through initialize and a tools/call (fixture_server_api.py).
     """
-    child = spawn(sdk.python, "fixture_stdio_writer.py", ["--payload-bytes", str(PAYLOAD_BYTES)], sdk.env)
-    record: dict = {"stdout_read": arm == "control"}
-    try:
-        reader = wire.StdoutReader(child) if arm == "control" else None
-        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        record["in_flight"] = _wait_in_flight(child, reader, options.window)
-        if options.method == "window":
-            time.sleep(PRE_EOF_DELAY)
-        if arm == "mitigated":
-            return {**record, **_shut_down(child, options), **child.record()}
-        eof_at = wire.close_stdin(child)
-        record["eof_at_s"] = round(eof_at - child.started, 3)
-        record.update(_observe_after_eof(child, eof_at, options, prove=reader is None))
-        if child.process.poll() is None and record["decided_by"] == "proof":
-            reader = wire.StdoutReader(child)  # the proof's test: drain, and it should exit by itself
-            record["exited_after_drain"] = child.wait_self_exit(EXIT_AFTER_DRAIN)
-        if child.process.poll() is None:
+    server_api = arm.endswith("_server_api")
+    script = "fixture_server_api.py" if server_api else "fixture_stdio_writer.py"
+    with fixture_log.EventsFile() as events:
+        timers = hang.TimerQuery()
+        try:
+            args = ["--payload-bytes", str(PAYLOAD_BYTES), "--timer-query-fd", str(timers.fixture_fd)]
+            child = spawn(sdk.python, script, [*args, "--events", events.path], sdk.env, pass_fds=(timers.fixture_fd,))
+        finally:
+            timers.spawned()
+        try:
+            record = _run(arm.removesuffix("_server_api"), child, timers, options, server_api)
+        finally:
             child.stop()
-        if reader is not None:
-            reader.join(1.0)
-            record["stdout_bytes"] = reader.bytes
-        else:
-            record["stdout_bytes"] = 0
-    finally:
+            timers.close()
+        record.update(fixture=script, sdk_config=events.config(), **child.record())
+    return {**record, **fixture_log.not_applicable(record)}
+
+
+def _run(arm: str, child: Child, timers: hang.TimerQuery, options: Options, server_api: bool) -> dict:
+    record: dict = {"stdout_read": arm == "control"}
+    reader = wire.StdoutReader(child) if arm == "control" else None
+    if server_api:
+        if not wire.initialize(child, reader, options.window):
+            return {**record, "in_flight": {"seen": False, "after_s": round(time.monotonic() - child.started, 3)}}
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}})
+    else:
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    record["in_flight"] = _wait_in_flight(child, reader, options.window)
+    if options.method == "window":
+        time.sleep(PRE_EOF_DELAY)
+    if arm == "mitigated":
+        return {**record, **_shut_down(child, options)}
+    eof_at = wire.close_stdin(child)
+    record["eof_at_s"] = round(eof_at - child.started, 3)
+    record.update(_observe_after_eof(child, eof_at, options, timers if reader is None else None))
+    if child.process.poll() is None and record["decided_by"] == "proof":
+        reader = wire.StdoutReader(child)  # the proof's test: drain, and it should exit by itself
+        record["exited_after_drain"] = child.wait_self_exit(EXIT_AFTER_DRAIN)
+    if child.process.poll() is None:
         child.stop()
-    return {**record, **child.record()}
+    if reader is not None:
+        reader.join(1.0)
+        record["stdout_bytes"] = reader.bytes
+    else:
+        record["stdout_bytes"] = 0
+    return record
 
 
 def _shut_down(child: Child, options: Options) -> dict:
@@ -78,24 +106,28 @@ def _shut_down(child: Child, options: Options) -> dict:
     }
 
 
-def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, timeout: float) -> dict:
-    """Wait for the response to be on its way: the pipe full (bug) or fully received (control)."""
-    deadline = time.monotonic() + timeout
+def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, idle_bound: float) -> dict:
+    """Wait for the response to be on its way: the pipe full (bug) or fully received (control).
+
+    The bound counts only time in which the server used no CPU (Child.wait_for): a loaded machine
+    slows its start-up, which must not pass for a response that never came.
+    """
     if reader is not None:
-        done = reader.wait_for(lambda r: r.bytes > PAYLOAD_BYTES and r.messages, timeout)
+        done = child.wait_for(lambda: any(m.get("id") == 1 for m in reader.messages), idle_bound)
         return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "bytes_received": reader.bytes}
     read_fd = child.process.stdout.fileno()
-    while time.monotonic() < deadline and child.process.poll() is None:
+
+    def full() -> bool:
         fill = sample.pipe_fill(read_fd)
-        if fill["buffered"] >= fill["capacity"]:
-            return {"seen": True, "after_s": round(time.monotonic() - child.started, 3), "pipe": fill}
-        time.sleep(0.01)
-    return {"seen": False, "after_s": round(time.monotonic() - child.started, 3), "pipe": sample.pipe_fill(read_fd)}
+        return fill["buffered"] >= fill["capacity"]
+
+    done = child.wait_for(full, idle_bound)
+    return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "pipe": sample.pipe_fill(read_fd)}
 
 
-def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: bool) -> dict:
-    """Sample /proc until the process exits, a hang is proven (fast method), or the window ends."""
-    samples, proofs, last_proof = [], 0, None
+def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: hang.TimerQuery | None) -> dict:
+    """Sample /proc until the process exits, a hang is proven (fast method, timers given), or the window ends."""
+    samples, last_proof, why_not = [], None, {}
     read_fd = child.process.stdout.fileno()
     decided_by = "window"
     while time.monotonic() - eof_at < options.window:
@@ -103,10 +135,10 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: boo
             decided_by = "exit"
             break
         samples.append(sample.snapshot(child.pid, eof_at))
-        if prove and options.method == "fast":
-            last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd)
-            proofs = proofs + 1 if last_proof["proven"] else 0
-            if proofs >= PROOF_SAMPLES:
+        if timers is not None and options.method == "fast":
+            last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd, ask_timers=timers.ask)
+            why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
+            if last_proof["proven"]:
                 decided_by = "proof"
                 break
         time.sleep(SAMPLE_INTERVAL)
@@ -121,7 +153,8 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, prove: boo
     }
     if last_proof is not None:
         observed["proof"] = last_proof
-    if alive and prove:
+        observed["proof_attempts"] = [{"why_not": why, "count": n} for why, n in why_not.items()]
+    if alive and timers is not None:
         observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
     return observed
 

@@ -8,50 +8,90 @@ message queued after the bad one is never delivered.
 
 The mitigated arm sends the bug arm's name with the server passing every
 outbound payload through host_contract.sanitize_outbound first.
+bug_server_api and control_server_api are the bug/control pair through the
+SDK's high-level server (MCPServer, FastMCP in 1.x): a tool returns the name.
 """
 
 from __future__ import annotations
 
 import re
+from contextlib import suppress
 
-from stdio_probe import wire
+from stdio_probe import fixture_log, wire
 from stdio_probe.model import Finding, Options, Sdk
-from stdio_probe.spawn import spawn
+from stdio_probe.spawn import Child, spawn
 
 ID = "L2"
 TITLE = "lone surrogate kills the server writer and the session"
+# the same pair through the SDK's high-level server (MCPServer / FastMCP): recorded, judged beside (decide.PAIRS)
+EXTRA_ARMS = ("bug_server_api", "control_server_api")
+PAIRS = {"server API": ("bug_server_api", "control_server_api")}
 NAMES = {"bug": b"bad-\xff-name", "control": b"good-name", "mitigated": b"bad-\xff-name"}
 VALID_AFTER = "valid-after-bad"
+SETTLE = 1.0  # server API: after the tool returned, how long its answer (or the end of stdout) may take
 _EXCEPTION = re.compile(r"^[ |+]*([A-Za-z_][\w.]*(?:Error|Exception|ExceptionGroup)):", re.M)
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
-    """One request; the response carries the arm's name; a valid notification follows; then EOF."""
-    args = ["--name-hex", NAMES[arm].hex(), "--then-notify", VALID_AFTER]
-    if arm == "mitigated":
-        args.append("--sanitize")
-    child = spawn(sdk.python, "fixture_stdio_writer.py", args, sdk.env)
-    try:
-        reader = wire.StdoutReader(child)
-        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        wire.close_stdin(child)  # the fixture answers request 1 in full before it reads EOF
-        exited = child.wait_self_exit(options.window)
-        if not exited:
+    """One request whose answer carries the arm's name, then a valid message, then EOF.
+
+    Transport arms: fixture_stdio_writer.py answers ping, then sends a notification. Server-API
+    arms: MCPServer (FastMCP in 1.x) answers tools/call with the name, then the probe's ping.
+    """
+    server_api = arm.endswith("_server_api")
+    name = NAMES[arm.removesuffix("_server_api")]
+    script = "fixture_server_api.py" if server_api else "fixture_stdio_writer.py"
+    args = ["--name-hex", name.hex()]
+    if not server_api:
+        args += ["--then-notify", VALID_AFTER, *(["--sanitize"] if arm == "mitigated" else [])]
+    with fixture_log.EventsFile() as events:
+        child = spawn(sdk.python, script, [*args, "--events", events.path], sdk.env)
+        try:
+            reader = wire.StdoutReader(child)
+            if server_api:
+                _server_api_exchange(child, reader, events, options)
+            else:
+                wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                wire.close_stdin(child)  # the fixture answers request 1 in full before it reads EOF
+            exited = child.wait_for(lambda: child.process.poll() is not None, options.window)
+            if not exited:
+                child.stop()
+            reader.join(1.0)
+        finally:
             child.stop()
-        reader.join(1.0)
-    finally:
-        child.stop()
+        config = events.config()
     record = child.record()
+    valid = _is_answer_to_ping if server_api else _is_valid_after
     return {
-        "name_hex": NAMES[arm].hex(),
+        "fixture": script,
+        "sdk_config": config,
+        "name_hex": name.hex(),
         "exited_by_itself": exited,
         "stdout_bytes": reader.bytes,
         "messages": reader.messages,
         "response_arrived": any(m.get("id") == 1 for m in reader.messages),
-        "valid_message_arrived": any(_is_valid_after(m) for m in reader.messages),
+        "valid_message_arrived": any(valid(m) for m in reader.messages),
         "exceptions": _EXCEPTION.findall(record["stderr"]),
         **record,
+        **fixture_log.not_applicable(record),
     }
+
+
+def _server_api_exchange(child: Child, reader: wire.StdoutReader, events: fixture_log.EventsFile, options: Options):
+    """initialize, tools/call; once the tool returned and its answer arrived or stdout ended (or SETTLE), a ping."""
+    if not wire.initialize(child, reader, options.window):
+        return
+    wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}})
+    child.wait_for(lambda: any(e["event"] == "tool_returned" for e in events.events()), options.window)
+    reader.wait_for(lambda r: any(m.get("id") == 1 for m in r.messages), SETTLE)
+    with suppress(BrokenPipeError):  # the session may have died with the bad answer
+        wire.send(child, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    with suppress(BrokenPipeError):
+        wire.close_stdin(child)
+
+
+def _is_answer_to_ping(message: dict) -> bool:
+    return message.get("id") == 2 and "result" in message
 
 
 def _is_valid_after(message: dict) -> bool:

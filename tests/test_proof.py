@@ -1,0 +1,66 @@
+"""The L1 hang proof against fixes of shapes it did not foresee, and its conservative default.
+
+Each patched SDK ends the server after stdin EOF from a source no thread's syscall shows (a process-wide
+timer, an interval timer with a handler, an fd another process writes). The proof must see it and stay
+silent, so both methods wait for the exit and agree: not_reproduced, on the transport pair and on the
+server-API pair.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stdio_probe import hang, wire
+from stdio_probe.cases import l1_full_pipe
+from stdio_probe.model import Options
+from stdio_probe.runner import run_matrix
+from stdio_probe.spawn import spawn
+from tests.sdk_fixes import UNFORESEEN_L1_FIXES, patched_sdk
+
+WHY_NOT = {  # what the fast method's last proof attempt must name
+    "alarm-default": "interval timer armed: real",
+    "posix-timer": "POSIX timer exists",
+    "itimer-handler": "interval timer armed: real",
+    "peer-wakeup": "also held by",
+}
+
+
+@pytest.fixture(scope="module")
+def unforeseen(pinned, tmp_path_factory):
+    root = tmp_path_factory.mktemp("unforeseen")
+    return {name: patched_sdk(root, name, edits, pinned) for name, edits in UNFORESEEN_L1_FIXES.items()}
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+@pytest.mark.parametrize("name", list(UNFORESEEN_L1_FIXES))
+def test_unforeseen_fix_is_not_reproduced_by_either_method(unforeseen, name, method):
+    [run] = run_matrix([unforeseen[name]], ["L1"], Options(method=method), lambda *event: None)
+    assert run["verdict"] == "not_reproduced", run["reason"]
+    assert run["pairs"]["server API"]["verdict"] == "not_reproduced", run["pairs"]
+    for arm in ("bug", "bug_server_api"):
+        record = run["arms"][arm]
+        assert record["decided_by"] == "exit" and record["ended_by"] == "self", record["decided_by"]
+        if method == "fast":
+            seen = [attempt["why_not"] for attempt in record["proof_attempts"]]
+            assert any(WHY_NOT[name] in (why or "") for why in seen), seen
+
+
+def test_stock_sdk_is_proven_hung_on_both_pairs(pinned):
+    [run] = run_matrix([pinned], ["L1"], Options(), lambda *event: None)
+    assert run["verdict"] == "reproduced" and run["pairs"]["server API"]["verdict"] == "reproduced", run["reason"]
+    for arm in ("bug", "bug_server_api"):
+        assert run["arms"][arm]["decided_by"] == "proof" and run["arms"][arm]["exited_after_drain"]
+        assert run["arms"][arm]["proof"]["timer_answer"]["itimers"]["real"] == [0.0, 0.0]
+
+
+def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
+    """The entry point's default: without a timer query (a server we did not write) there is no proof."""
+    child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
+    try:
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
+        wire.close_stdin(child)
+        proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno())
+        assert not proof["proven"] and proof["why_not"] == "interval timers cannot be asked of this process"
+    finally:
+        child.stop()
