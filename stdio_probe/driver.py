@@ -11,6 +11,7 @@ import json
 import os
 import select
 import time
+from collections.abc import Callable
 
 import psutil
 
@@ -21,6 +22,10 @@ from stdio_probe.spawn import spawn
 DRIVER = "driver_session_group.py"
 IDLE_BOUNDS_CAP = 6
 PROGRESS_CHECK = 0.5  # seconds between looks at the tree's CPU time; a report ends the wait at once
+STUCK_CHECK = 0.1  # seconds between stuck tests, when the case has one
+
+# stuck(driver pid, seconds since the last checkpoint was acknowledged) -> evidence that it is stuck, or None
+StuckTest = Callable[[int, float], dict | None]
 
 
 def live_children(pid: int) -> list[dict]:
@@ -40,11 +45,20 @@ def live_children(pid: int) -> list[dict]:
 
 
 def run_driver(
-    sdk: Sdk, args: list[str], options: Options, script: str = DRIVER, step_timeout: float | None = None
+    sdk: Sdk,
+    args: list[str],
+    options: Options,
+    script: str = DRIVER,
+    step_timeout: float | None = None,
+    stuck: StuckTest | None = None,
 ) -> dict:
     """Spawn a driver script, answer its checkpoints, and return the raw record (error set on a timeout).
 
     step_timeout is the no-progress bound on the wait for each checkpoint (default: the window).
+    stuck, for a case whose defect is a driver that never comes back: called every STUCK_CHECK s
+    while a checkpoint is awaited, with the driver's pid and the seconds since the last one was
+    acknowledged; once it returns its evidence, the driver is recorded as stuck (record["stuck"],
+    not an error) and ended.
     """
     step_timeout = options.window if step_timeout is None else step_timeout
     report_r, report_w = os.pipe()
@@ -54,12 +68,19 @@ def run_driver(
     os.close(report_w)
     os.close(ack_r)
     checkpoints: list[dict] = []
-    error = None
+    error, stuck_evidence = None, None
+    acked = time.monotonic()
     try:
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
             pending = b""
             while True:
-                if not _wait_readable(report, child.pid, step_timeout):
+                test = None if stuck is None else lambda since=acked: stuck(child.pid, time.monotonic() - since)
+                ready = _wait_readable(report, child.pid, step_timeout, test)
+                if isinstance(ready, dict):
+                    after = checkpoints[-1]["checkpoint"] if checkpoints else None
+                    stuck_evidence = {"after_checkpoint": after, "after_s": round(time.monotonic() - acked, 3), **ready}
+                    break
+                if not ready:
                     error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
                     break
                 chunk = os.read(report.fileno(), 65536)
@@ -74,24 +95,27 @@ def run_driver(
                     point["children"] = live_children(child.pid)
                     checkpoints.append(point)
                     ack.write(b"k")
+                    acked = time.monotonic()
                 if checkpoints and checkpoints[-1]["checkpoint"] == "done":
                     break
-        if not child.wait_self_exit(options.window):
+        if stuck_evidence is None and not child.wait_self_exit(options.window):
             child.stop()
     finally:
         child.stop()
     record = {"checkpoints": checkpoints, **child.record()}
     if (lacking := checkpoint(record, "not_applicable")) is not None:  # the SDK lacks what the case probes
         record["not_applicable"] = lacking["facts"]["reason"]
-    if error is None and record["exit_code"] != 0:
+    if stuck_evidence is not None:
+        record["stuck"] = stuck_evidence
+    elif error is None and record["exit_code"] != 0:
         error = f"driver exited {record['exit_code']}"
     if error:
         record["error"] = error
     return record
 
 
-def _wait_readable(report, pid: int, idle_bound: float) -> bool:
-    """Wait for the report pipe while the driver's tree makes progress.
+def _wait_readable(report, pid: int, idle_bound: float, stuck: Callable[[], dict | None] | None) -> bool | dict:
+    """Wait for the report pipe while the driver's tree makes progress; a stuck test's evidence ends it too.
 
     The bound counts only time in which neither the driver nor its children
     used any CPU: a busy machine slows start-up but cannot turn it into a hang,
@@ -101,8 +125,10 @@ def _wait_readable(report, pid: int, idle_bound: float) -> bool:
     started = last_progress = time.monotonic()
     last_cpu = _tree_cpu(pid)
     while time.monotonic() - last_progress < idle_bound and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound:
-        if select.select([report], [], [], PROGRESS_CHECK)[0]:
+        if select.select([report], [], [], PROGRESS_CHECK if stuck is None else STUCK_CHECK)[0]:
             return True
+        if stuck is not None and (evidence := stuck()) is not None:
+            return evidence
         cpu = _tree_cpu(pid)
         if cpu > last_cpu:
             last_cpu, last_progress = cpu, time.monotonic()

@@ -6,6 +6,10 @@ nothing but the probe draining that pipe (or a signal): waiting longer cannot
 change the outcome, so the wait can stop. Any timed wait, any running thread,
 any other reader, or anything unreadable means no proof, and the caller waits
 out its window instead.
+
+prove_waiting_forever is the weaker half, for a client host (L10): every
+thread sleeps with no timeout, so no timer of its own will ever wake it; what
+can is named by the caller (a peer's output or exit, a signal).
 """
 
 from __future__ import annotations
@@ -46,3 +50,23 @@ def prove_blocked_on_pipe(pid: int, read_fd: int) -> dict:
     if readers != [os.getpid()]:
         return no(f"pipe read end held by {readers}, not the probe alone")
     return {"proven": True, "why_not": None, **facts}
+
+
+def prove_waiting_forever(pid: int) -> dict:
+    """Every thread of pid sleeps in a wait with no timeout: {"proven": bool, "why_not": str | None, "threads"}."""
+    threads = sample.threads(pid)
+
+    def no(why: str) -> dict:
+        return {"proven": False, "why_not": why, "threads": threads}
+
+    if not threads:
+        return no("process has no readable threads")
+    for thread in threads:
+        call = thread["syscall"]
+        if not call.get("readable"):
+            return no(f"thread {thread['tid']} syscall unreadable")
+        if thread["state"] != "S" or call.get("running"):
+            return no(f"thread {thread['tid']} is running")
+        if not call.get("no_timeout"):
+            return no(f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake")
+    return {"proven": True, "why_not": None, "threads": threads}
