@@ -9,6 +9,7 @@ from stdio_probe.cases import (
     l6_relisten,
     l7_request_surrogate,
     l8_dead_server,
+    l10_native_cancel,
 )
 
 CASES = {
@@ -22,6 +23,7 @@ CASES = {
         l6_relisten,
         l7_request_surrogate,
         l8_dead_server,
+        l10_native_cancel,
     )
 }
 # bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied
