@@ -273,26 +273,32 @@ async def fail_when_exits(pid: int, poll: float = 0.05) -> AsyncIterator[None]:
     block: once process pid has exited (looked at every poll seconds) the block
     is cancelled and ServerExited is raised, so every request in flight fails
     instead of waiting. A host with its own timeouts gets the same failure
-    sooner. Take pid from spawned_server().
+    sooner. Take pid from spawned_server(). What the body raises comes out
+    as it was raised (not in an ExceptionGroup).
     """
     import anyio  # not at module level: the probe's parent has no SDK
 
     exited = False
-    async with anyio.create_task_group() as group:
+    try:
+        async with anyio.create_task_group() as group:
 
-        async def watch() -> None:
-            nonlocal exited
-            while not process_exited(pid):
-                await anyio.sleep(poll)
-            exited = True
-            log.warning("MCP server process %d exited: cancelling the requests in flight", pid)
-            group.cancel_scope.cancel()
+            async def watch() -> None:
+                nonlocal exited
+                while not process_exited(pid):
+                    await anyio.sleep(poll)
+                exited = True
+                log.warning("MCP server process %d exited: cancelling the requests in flight", pid)
+                group.cancel_scope.cancel()
 
-        group.start_soon(watch)
-        try:
-            yield
-        finally:
-            group.cancel_scope.cancel()
+            group.start_soon(watch)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+    except BaseExceptionGroup as grouped:  # the task group wraps what the body raised: raise it as it was
+        if len(grouped.exceptions) == 1:
+            raise grouped.exceptions[0] from None
+        raise
     if exited:
         raise ServerExited(pid)
 
