@@ -14,23 +14,26 @@ lives, with no timer of its own, and nothing signals the server. The SDK's
 comment next to the shield says so: "Native task.cancel() ... can still
 defeat it".
 
-Bug: asyncio.timeout(1.5) around a connection whose body takes 1.0 s, so
-the timeout fires 0.5 s into the shutdown's grace period. Control: a timeout
-of 0.5 s fires inside the body, before shutdown starts. Mitigated: the bug's
-timeout, with the connection run through host_contract.run_connection.
+Bug: asyncio.timeout around a connection whose body takes 1.0 s after
+initialize, firing 1.5 s after initialize: 0.5 s into the shutdown's grace
+period. Control: it fires 0.5 s after initialize, inside the body, before
+shutdown starts. Mitigated: the bug's timeout, with the connection run
+through host_contract.run_connection. (Measured from initialize, not from
+the connect, so a slow start cannot move it.)
 
 A host that does not come back is called stuck, in the fast method, on
 proof: in PROOF_SAMPLES consecutive samples every thread of the driver sleeps
 in a wait with no timeout (hang.prove_waiting_forever), so no timer of its
 own will wake it; only the server's exit or output can. In the window method
-the host gets the whole window after its timeout. The probe then ends the
-driver, records whether the server is alive and who its parent is, and reaps
-it by the arm's marker.
+the host gets the whole window after the server's stdin EOF (the start of
+shutdown). The probe then ends the driver, records whether the server is
+alive and who its parent is, and reaps it by the arm's marker.
 """
 
 from __future__ import annotations
 
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -43,7 +46,7 @@ ID = "L10"
 TITLE = "native asyncio cancel during stdio_client's shutdown hangs the host; server never signalled"
 DRIVER = "driver_cancel.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server
-TIMEOUTS = {"bug": 1.5, "control": 0.5, "mitigated": 1.5}  # asyncio.timeout around the connection
+FIRE_AFTER = {"bug": 1.5, "control": 0.5, "mitigated": 1.5}  # when asyncio.timeout fires, s after initialize
 BODY = 1.0  # seconds the connection's body sleeps after initialize
 PROOF_SAMPLES = 3  # consecutive proofs, driver.STUCK_CHECK apart, before the host is called stuck
 LINGER_BOUND = 60.0  # the server ignores stdin EOF for this long, then exits by itself (if nothing reaped it)
@@ -51,30 +54,33 @@ STEP_TIMEOUT = 15.0  # no-progress bound per checkpoint: above the SDK's whole s
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
-    timeout, arm_id = TIMEOUTS[arm], uuid.uuid4().hex
+    fire_after, arm_id = FIRE_AFTER[arm], uuid.uuid4().hex
     with tempfile.TemporaryDirectory(prefix="probe-l10-") as folder:
         events = str(Path(folder) / "server.events")
-        args = ["--timeout", str(timeout), "--body", str(BODY), "--linger-bound", str(LINGER_BOUND)]
+        args = ["--fire-after", str(fire_after), "--body", str(BODY), "--linger-bound", str(LINGER_BOUND)]
         args += ["--events", events, "--arm-id", arm_id, *(["--contract"] if arm == "mitigated" else [])]
         try:
-            record = run_driver(sdk, args, options, DRIVER, STEP_TIMEOUT, stuck=_stuck_test(options, timeout))
+            record = run_driver(sdk, args, options, DRIVER, STEP_TIMEOUT, stuck=_stuck_test(options, events))
             server = _server_after_host(read_events(events))
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    return {"timeout_s": timeout, "body_s": BODY, **record, "server": server, "reaped_after_arm": reaped}
+    return {"fire_after_s": fire_after, "body_s": BODY, **record, "server": server, "reaped_after_arm": reaped}
 
 
-def _stuck_test(options: Options, timeout: float) -> StuckTest:
-    """Fast: PROOF_SAMPLES proofs in a row that the driver waits with no timer; window: no return by the window."""
+def _stuck_test(options: Options, events: str) -> StuckTest:
+    """Fast: PROOF_SAMPLES proofs in a row that the driver waits with no timer; window: no return within the
+    window after the server's stdin EOF. The evidence carries its monotonic time, "t"."""
     proofs = 0
 
     def test(pid: int, since: float) -> dict | None:
         nonlocal proofs
+        now = time.monotonic()
         if options.method == "window":
-            return {"decided_by": "window"} if since > timeout + options.window else None
+            eof = next((e["t"] for e in read_events(events) if e["event"] == "stdin_eof"), None)
+            return {"decided_by": "window", "t": now} if eof is not None and now - eof > options.window else None
         proof = hang.prove_waiting_forever(pid)
         proofs = proofs + 1 if proof["proven"] else 0
-        return {"decided_by": "proof", "proof": proof} if proofs >= PROOF_SAMPLES else None
+        return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
 
     return test
 
@@ -89,7 +95,7 @@ def _server_after_host(events: list[dict]) -> dict:
         "pid": pid,
         "ppid_at_start": start["ppid"],
         "signals": [e["name"] for e in events if e["event"] == "signal"],
-        "stdin_eof_seen": any(e["event"] == "stdin_eof" for e in events),
+        "stdin_eof_t": next((e["t"] for e in events if e["event"] == "stdin_eof"), None),
         "alive_after_host": sample.is_live(pid),
         "ppid_after_host": sample.parent_pid(pid) if sample.is_live(pid) else None,
     }
@@ -110,8 +116,10 @@ def assess(record: dict) -> Finding:
         left += f", parent {server['ppid_after_host']} (started by {server['ppid_at_start']})"
     if stuck is not None:
         how = "proven waiting with no timer" if stuck["decided_by"] == "proof" else "no return"
-        note = f"host stuck in stdio_client's exit: {how} {stuck['after_s'] - record['timeout_s']:.2f} s after"
-        note += f" its {record['timeout_s']:g} s timeout; the server got {signals}; once the host was ended: {left}"
+        eof = server["stdin_eof_t"]
+        when = f"{stuck['t'] - eof:.2f} s after its server's stdin EOF" if eof is not None else "before stdin EOF"
+        note = f"host stuck in stdio_client's exit: {how} {when} (timeout {record['fire_after_s']:g} s after"
+        note += f" initialize); the server got {signals}; once the host was ended: {left}"
         return Finding(True, note)
     if returned is None:
         return Finding(None, "driver reached neither return nor a stuck state")
