@@ -236,23 +236,15 @@ def child_pids(parent: int | None = None) -> set[int]:
 def spawned_server(before: set[int]) -> int:
     """The pid of the server that stdio_client has just started, which it does not expose (for L8's watch).
 
-    before is child_pids() taken just before entering stdio_client. The server
-    is the one new child that leads a session of its own (stdio_client starts
-    it with start_new_session); raises LookupError unless there is exactly one.
-    Start no other child process concurrently.
+    before is child_pids() taken just before entering stdio_client; the server
+    is the one new child of this process since (a shell's pid, when the
+    command is sh -c '... exec server'). Raises LookupError unless there is
+    exactly one. Start no other child process concurrently.
     """
-    new = [pid for pid in child_pids() - before if _session_of(pid) == pid]
+    new = sorted(child_pids() - before)
     if len(new) != 1:
-        raise LookupError(f"expected one new session-leading child, found {sorted(new)}")
+        raise LookupError(f"expected one new child process, found {new}")
     return new[0]
-
-
-def _session_of(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return int(stat.read().rsplit(")", 1)[1].split()[3])
-    except OSError:
-        return None
 
 
 def process_exited(pid: int) -> bool:
