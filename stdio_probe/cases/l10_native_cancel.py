@@ -14,9 +14,9 @@ lives, with no timer of its own, and nothing signals the server. The SDK's
 comment next to the shield says so: "Native task.cancel() ... can still
 defeat it".
 
-Bug: asyncio.timeout around a connection whose body takes 1.0 s after
-initialize, firing 1.5 s after initialize: 0.5 s into the shutdown's grace
-period. Control: it fires 0.5 s after initialize, inside the body, before
+Bug: asyncio.timeout around a connection whose body takes 0.4 s after
+initialize, firing 0.7 s after initialize: 0.3 s into the shutdown's grace
+period. Control: it fires 0.2 s after initialize, inside the body, before
 shutdown starts. Mitigated: the bug's timeout, with the connection run
 through host_contract.run_connection. (Measured from initialize, not from
 the connect, so a slow start cannot move it.)
@@ -46,8 +46,8 @@ ID = "L10"
 TITLE = "native asyncio cancel during stdio_client's shutdown hangs the host; server never signalled"
 DRIVER = "driver_cancel.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server
-FIRE_AFTER = {"bug": 1.5, "control": 0.5, "mitigated": 1.5}  # when asyncio.timeout fires, s after initialize
-BODY = 1.0  # seconds the connection's body sleeps after initialize
+FIRE_AFTER = {"bug": 0.7, "control": 0.2, "mitigated": 0.7}  # when asyncio.timeout fires, s after initialize
+BODY = 0.4  # seconds the connection's body sleeps after initialize
 PROOF_SAMPLES = 3  # consecutive proofs, driver.STUCK_CHECK apart, before the host is called stuck
 LINGER_BOUND = 60.0  # the server ignores stdin EOF for this long, then exits by itself (if nothing reaped it)
 STEP_TIMEOUT = 15.0  # no-progress bound per checkpoint: above the SDK's whole shutdown escalation (about 6 s)
