@@ -43,7 +43,7 @@ from stdio_probe.fixtures.fixture_events import read_events
 from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L10"
-TITLE = "native asyncio cancel during stdio_client's shutdown hangs the host; server never signalled"
+TITLE = "native cancel in stdio_client shutdown hangs the host, server unsignalled"
 DRIVER = "driver_cancel.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server
 FIRE_AFTER = {"bug": 0.7, "control": 0.2, "mitigated": 0.7}  # when asyncio.timeout fires, s after initialize

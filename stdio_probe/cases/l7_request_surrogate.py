@@ -22,7 +22,7 @@ from stdio_probe.driver import checkpoint, run_driver
 from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L7"
-TITLE = "lone surrogate in a request's arguments kills the client's writer and the session"
+TITLE = "lone surrogate in a request kills the client writer and the session"
 DRIVER = "driver_surrogate.py"
 # os.fsdecode of these bytes is the text sent: "bad-\udcff-name" (a lone surrogate), "a\ufffdb" (valid)
 NAMES = {"bug": b"bad-\xff-name", "control": "a\ufffdb".encode(), "mitigated": b"bad-\xff-name"}

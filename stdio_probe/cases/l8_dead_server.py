@@ -31,7 +31,7 @@ from stdio_probe.driver import checkpoint, run_driver
 from stdio_probe.model import Finding, Options, Sdk
 
 ID = "L8"
-TITLE = "request hangs forever when the server died but a descendant holds its stdout"
+TITLE = "request hangs when the dead server's stdout is held by a descendant"
 DRIVER = "driver_dead_server.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server, inherited by its job
 GRACE = 0.5  # seconds the SDK gets, after the server's exit, to end the call (fast method)
