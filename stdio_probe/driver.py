@@ -11,6 +11,7 @@ import json
 import os
 import select
 import time
+from collections.abc import Callable
 
 import psutil
 
@@ -20,6 +21,10 @@ from stdio_probe.spawn import spawn, wait_progressing
 
 DRIVER = "driver_session_group.py"
 PROGRESS_CHECK = 0.5  # seconds between looks at the tree's CPU time; a report ends the wait at once
+STUCK_CHECK = 0.1  # seconds between stuck tests, when the case has one
+
+# stuck(driver pid, seconds since the last checkpoint was acknowledged) -> evidence that it is stuck, or None
+StuckTest = Callable[[int, float], dict | None]
 
 
 def live_children(pid: int) -> list[dict]:
@@ -39,11 +44,20 @@ def live_children(pid: int) -> list[dict]:
 
 
 def run_driver(
-    sdk: Sdk, args: list[str], options: Options, script: str = DRIVER, step_timeout: float | None = None
+    sdk: Sdk,
+    args: list[str],
+    options: Options,
+    script: str = DRIVER,
+    step_timeout: float | None = None,
+    stuck: StuckTest | None = None,
 ) -> dict:
     """Spawn a driver script, answer its checkpoints, and return the raw record (error set on a timeout).
 
     step_timeout is the no-progress bound on the wait for each checkpoint (default: the window).
+    stuck, for a case whose defect is a driver that never comes back: called every STUCK_CHECK s
+    while a checkpoint is awaited, with the driver's pid and the seconds since the last one was
+    acknowledged; once it returns its evidence, the driver is recorded as stuck (record["stuck"],
+    not an error) and ended.
     """
     step_timeout = options.window if step_timeout is None else step_timeout
     report_r, report_w = os.pipe()
@@ -53,12 +67,19 @@ def run_driver(
     os.close(report_w)
     os.close(ack_r)
     checkpoints: list[dict] = []
-    error = None
+    error, stuck_evidence = None, None
+    acked = time.monotonic()
     try:
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
             pending = b""
             while True:
-                if not _wait_readable(report, child.pid, step_timeout):
+                test = None if stuck is None else lambda since=acked: stuck(child.pid, time.monotonic() - since)
+                ready = _wait_readable(report, child.pid, step_timeout, test)
+                if isinstance(ready, dict):
+                    after = checkpoints[-1]["checkpoint"] if checkpoints else None
+                    stuck_evidence = {"after_checkpoint": after, "after_s": round(time.monotonic() - acked, 3), **ready}
+                    break
+                if not ready:
                     error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
                     break
                 chunk = os.read(report.fileno(), 65536)
@@ -73,9 +94,10 @@ def run_driver(
                     point["children"] = live_children(child.pid)
                     checkpoints.append(point)
                     ack.write(b"k")
+                    acked = time.monotonic()
                 if checkpoints and checkpoints[-1]["checkpoint"] == "done":
                     break
-        if not child.wait_self_exit(options.window):
+        if stuck_evidence is None and not child.wait_self_exit(options.window):
             child.stop()
     finally:
         child.stop()
@@ -84,21 +106,31 @@ def run_driver(
         record["sdk_config"] = configured["facts"]
     if (lacking := checkpoint(record, "not_applicable")) is not None:  # the SDK lacks what the case probes
         record["not_applicable"] = lacking["facts"]["reason"]
-    if error is None and record["exit_code"] != 0:
+    if stuck_evidence is not None:
+        record["stuck"] = stuck_evidence
+    elif error is None and record["exit_code"] != 0:
         error = f"driver exited {record['exit_code']}"
     if error:
         record["error"] = error
     return record
 
 
-def _wait_readable(report, pid: int, idle_bound: float) -> bool:
-    """Wait for the report pipe while the driver's tree (it and its children) makes progress (wait_progressing)."""
-    return wait_progressing(
-        lambda check: bool(select.select([report], [], [], check)[0]),
-        lambda: _tree_cpu(pid),
-        idle_bound,
-        PROGRESS_CHECK,
-    )
+def _wait_readable(report, pid: int, idle_bound: float, stuck: Callable[[], dict | None] | None) -> bool | dict:
+    """Wait for the report pipe while the driver's tree makes progress (wait_progressing); a stuck test's
+    evidence ends the wait too, and is returned in place of True."""
+    evidence: dict = {}
+
+    def ready(check: float) -> bool:
+        if select.select([report], [], [], check if stuck is None else STUCK_CHECK)[0]:
+            return True
+        if stuck is not None and (found := stuck()) is not None:
+            evidence["stuck"] = found
+            return True
+        return False
+
+    if not wait_progressing(ready, lambda: _tree_cpu(pid), idle_bound, PROGRESS_CHECK):
+        return False
+    return evidence.get("stuck", True)
 
 
 def _tree_cpu(pid: int) -> float:

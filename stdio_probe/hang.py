@@ -22,6 +22,10 @@ can stop. What else could wake it, and where the proof looks:
 Anything unreadable or of another kind (a timerfd, eventfd, signalfd, network
 socket, a pipe another process holds) means no proof, and the caller waits
 out its window instead.
+
+prove_waiting_forever is the weaker half, for a client host (L10): every
+thread sleeps with no timeout, so no timer of its own will ever wake it; what
+can is named by the caller (a peer's output or exit, a signal).
 """
 
 from __future__ import annotations
@@ -203,3 +207,23 @@ def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
                 return f"the fds of thread {thread['tid']}'s poll are unreadable"
             fds += polled
     return fds
+
+
+def prove_waiting_forever(pid: int) -> dict:
+    """Every thread of pid sleeps in a wait with no timeout: {"proven": bool, "why_not": str | None, "threads"}."""
+    threads = sample.threads(pid)
+
+    def no(why: str) -> dict:
+        return {"proven": False, "why_not": why, "threads": threads}
+
+    if not threads:
+        return no("process has no readable threads")
+    for thread in threads:
+        call = thread["syscall"]
+        if not call.get("readable"):
+            return no(f"thread {thread['tid']} syscall unreadable")
+        if thread["state"] != "S" or call.get("running"):
+            return no(f"thread {thread['tid']} is running")
+        if not call.get("no_timeout"):
+            return no(f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake")
+    return {"proven": True, "why_not": None, "threads": threads}

@@ -1,15 +1,20 @@
 """The host contract: rules a host can enforce around the MCP Python SDK without forking it.
 
-Each function prevents one of the probe's cases (L1-L4) and is proven against
-the unpatched SDK by that case's `mitigated` arm. Import it, or copy it: it
-needs only the standard library. It never imports mcp at module level (the
-probe's parent process must not); the group helpers take the group as a
-parameter and touch only what they name below.
+Each function prevents one of the probe's cases and is proven against the
+unpatched SDK by that case's `mitigated` arm. Import it, or copy it: it needs
+only the standard library (the async helpers import anyio, which every mcp
+release depends on, when called). It never imports mcp or anyio at module
+level (the probe's parent process must not); the group helpers take the group
+as a parameter and touch only what they name below.
 
   shutdown_child       L1  close stdin, drain stdout to EOF, bounded wait, SIGTERM, SIGKILL
   connect_or_close     L3  a rejected connect_to_server closes the transport it opened
   disconnect_verified  L4  disconnect, then remove tools still routed to the gone session
-  sanitize_outbound    L2  replace lone surrogates before a payload reaches the writer
+  sanitize_outbound    L2, L7  replace lone surrogates before a payload reaches the writer
+  spawned_server       L8  the pid of the server stdio_client just started (it does not say)
+  fail_when_exits      L8  cancel the requests in flight once that server has exited
+  run_connection       L10 run the connection in a task of its own: a native cancel reaches it once,
+                           as an anyio cancellation its shielded shutdown honours
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -33,6 +39,7 @@ log = logging.getLogger(__name__)
 
 EndedBy = Literal["self", "SIGTERM", "SIGKILL"]
 Payload = TypeVar("Payload")
+Result = TypeVar("Result")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -182,7 +189,7 @@ async def disconnect_verified(group: ClientSessionGroup, session: ClientSession)
 
 
 def sanitize_outbound(payload: Payload) -> Payload:
-    """Prevents L2 (one lone-surrogate string kills the server's writer and the session).
+    """Prevents L2 and L7 (one lone-surrogate string kills the writer, server's or client's, and the session).
 
     Returns a copy of payload with every lone surrogate in every str (dict keys
     included, through dicts, lists and tuples) replaced by U+FFFD, so the SDK's
@@ -199,3 +206,116 @@ def sanitize_outbound(payload: Payload) -> Payload:
     if isinstance(payload, tuple):
         return tuple(sanitize_outbound(v) for v in payload)
     return payload
+
+
+class ServerExited(Exception):
+    """The server process of a connection exited while requests were in flight (fail_when_exits)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(f"MCP server process {pid} exited; its requests in flight were cancelled")
+        self.pid = pid
+
+
+def child_pids(parent: int | None = None) -> set[int]:
+    """The live (not zombie) children of parent (default: this process), from /proc/*/stat."""
+    parent = os.getpid() if parent is None else parent
+    found = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent and fields[0] not in ("Z", "X"):
+            found.add(int(entry))
+    return found
+
+
+def spawned_server(before: set[int]) -> int:
+    """The pid of the server that stdio_client has just started, which it does not expose (for L8's watch).
+
+    before is child_pids() taken just before entering stdio_client; the server
+    is the one new child of this process since (a shell's pid, when the
+    command is sh -c '... exec server'). Raises LookupError unless there is
+    exactly one. Start no other child process concurrently.
+    """
+    new = sorted(child_pids() - before)
+    if len(new) != 1:
+        raise LookupError(f"expected one new child process, found {new}")
+    return new[0]
+
+
+def process_exited(pid: int) -> bool:
+    """Whether pid has exited: gone from /proc, or a zombie not yet reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+@asynccontextmanager
+async def fail_when_exits(pid: int, poll: float = 0.05) -> AsyncIterator[None]:
+    """Prevents L8 (a request waits forever when the server died but a descendant still holds its stdout).
+
+    stdio_client ends a session only at the server's stdout EOF, and a child
+    the server left behind keeps that pipe open. Run the requests inside this
+    block: once process pid has exited (looked at every poll seconds) the block
+    is cancelled and ServerExited is raised, so every request in flight fails
+    instead of waiting. A host with its own timeouts gets the same failure
+    sooner. Take pid from spawned_server(). What the body raises comes out
+    as it was raised (not in an ExceptionGroup).
+    """
+    import anyio  # not at module level: the probe's parent has no SDK
+
+    exited = False
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                nonlocal exited
+                while not process_exited(pid):
+                    await anyio.sleep(poll)
+                exited = True
+                log.warning("MCP server process %d exited: cancelling the requests in flight", pid)
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            try:
+                yield
+            finally:
+                group.cancel_scope.cancel()
+    except BaseExceptionGroup as grouped:  # the task group wraps what the body raised: raise it as it was
+        if len(grouped.exceptions) == 1:
+            raise grouped.exceptions[0] from None
+        raise
+    if exited:
+        raise ServerExited(pid)
+
+
+async def run_connection(body: Callable[[], Awaitable[Result]]) -> Result:
+    """Prevents L10 (a native asyncio cancel during stdio_client's shutdown hangs the host, server never signalled).
+
+    asyncio.timeout() and task.cancel() cancel the task itself, and the
+    CancelledError goes through anyio's shield around stdio_client's shutdown:
+    the shutdown stops half-way and the task waits forever in the shielded
+    drain of a server that ignores stdin EOF. body (the coroutine function that
+    opens stdio_client and uses it) runs here in a task of its own, in an anyio
+    task group: a native cancel of the caller lands on the group, which cancels
+    the connection's task once, the anyio way, so its shutdown completes
+    (stdin closed, the grace period, SIGTERM, SIGKILL) before the caller's
+    cancellation goes on. Bounding body with anyio.fail_after inside it does
+    the same without the native cancel.
+    """
+    import anyio  # not at module level: the probe's parent has no SDK
+
+    results: list[Result] = []
+
+    async def run() -> None:
+        results.append(await body())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+    return results[0]

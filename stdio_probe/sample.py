@@ -20,7 +20,8 @@ from pathlib import Path
 F_GETPIPE_SZ = 1032
 
 # Blocking syscalls whose timeout argument we can read: nr -> (name, timeout arg index, kind).
-# kind "ms": an int, negative means forever; "ptr": a pointer, NULL means forever.
+# kind "ms": an int, negative means forever; "ptr": a pointer, NULL means forever;
+# "none": the call has no timeout (wait4: until a child changes state).
 _WAITS = {
     "x86_64": {
         232: ("epoll_wait", 3, "ms"),
@@ -29,12 +30,14 @@ _WAITS = {
         202: ("futex", 3, "ptr"),
         7: ("poll", 2, "ms"),
         271: ("ppoll", 2, "ptr"),
+        61: ("wait4", 0, "none"),
     },
     "aarch64": {
         22: ("epoll_pwait", 3, "ms"),
         441: ("epoll_pwait2", 3, "ptr"),
         98: ("futex", 3, "ptr"),
         73: ("ppoll", 2, "ptr"),
+        260: ("wait4", 0, "none"),
     },
 }
 _WRITE = {"x86_64": 1, "aarch64": 64}
@@ -65,6 +68,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def parent_pid(pid: int) -> int | None:
+    """The parent's pid from /proc/<pid>/stat, or None when the process is gone."""
+    stat = _read(f"/proc/{pid}/stat")
+    return int(stat.rsplit(")", 1)[1].split()[1]) if stat else None
+
+
+def cmdline(pid: int) -> str:
+    """The command line of pid, space-joined and bounded ("" when gone)."""
+    return (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").strip()[:200]
+
+
 def is_live(pid: int) -> bool:
     state = proc_state(pid)
     return state is not None and state not in ("Z", "X")
@@ -90,7 +104,7 @@ def describe_syscall(line: str | None) -> dict:
     elif nr in _WAITS.get(ARCH, {}):
         name, index, kind = _WAITS[ARCH][nr]
         value = args[index]
-        forever = value == 0 if kind == "ptr" else value >= 2**31  # a negative int timeout
+        forever = kind == "none" or (value == 0 if kind == "ptr" else value >= 2**31)  # ms: a negative int
         entry.update(name=name, no_timeout=forever)
         if name.startswith("epoll"):
             entry["epfd"] = args[0]
@@ -252,7 +266,16 @@ def fd_target(pid: int, fd: int) -> str | None:
 
 def pipe_readers(inode: int) -> list[int]:
     """Pids holding the read end of pipe inode open, from every /proc/<pid>/fd."""
-    target, readers = f"pipe:[{inode}]", set()
+    return _pipe_holders(inode, (os.O_RDONLY, os.O_RDWR))
+
+
+def pipe_writers(inode: int) -> list[int]:
+    """Pids holding the write end of pipe inode open, from every /proc/<pid>/fd."""
+    return _pipe_holders(inode, (os.O_WRONLY, os.O_RDWR))
+
+
+def _pipe_holders(inode: int, modes: tuple[int, ...]) -> list[int]:
+    target, holders = f"pipe:[{inode}]", set()
     for pid in _pids():
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
@@ -263,9 +286,9 @@ def pipe_readers(inode: int) -> list[int]:
                 continue
             info = _read(f"/proc/{pid}/fdinfo/{fd}") or ""
             flags = next((int(line.split()[1], 8) for line in info.splitlines() if line.startswith("flags:")), 0)
-            if flags & os.O_ACCMODE in (os.O_RDONLY, os.O_RDWR):
-                readers.add(pid)
-    return sorted(readers)
+            if flags & os.O_ACCMODE in modes:
+                holders.add(pid)
+    return sorted(holders)
 
 
 def marked_processes(name: str, value: str) -> list[dict]:
@@ -278,8 +301,7 @@ def marked_processes(name: str, value: str) -> list[dict]:
         except OSError:
             continue
         if needle in environ.split(b"\0") and is_live(pid):
-            cmdline = (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").strip()
-            found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline[:200]})
+            found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline(pid)})
     return found
 
 

@@ -186,21 +186,36 @@ def reap_all() -> int:
         spawned = list(_live)
         _live.clear()
     survivors = {p["pid"] for p in run_processes()} | {p.pid for p in spawned if _running(p)}
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in survivors:
-            with suppress(ProcessLookupError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + TERM_GRACE
-        while time.monotonic() < deadline and _alive(survivors):
-            for process in spawned:
-                _running(process)
-            time.sleep(0.02)
-        if not _alive(survivors):
-            break
+    _terminate(survivors, spawned)
     for process in spawned:
         with suppress(subprocess.TimeoutExpired, ForkServerError):
             process.wait(TERM_GRACE)
     return len(survivors)
+
+
+def reap_marked(name: str, value: str) -> list[dict]:
+    """Kill the live processes whose environment carries name=value (one arm's, re-parented ones included).
+
+    Returns them as found (pid, state, cmdline, ppid), before the kill.
+    """
+    found = [{**p, "ppid": sample.parent_pid(p["pid"])} for p in sample.marked_processes(name, value)]
+    _terminate({p["pid"] for p in found}, [])
+    return found
+
+
+def _terminate(pids: set[int], spawned: list[subprocess.Popen | ForkedProcess]) -> None:
+    """SIGTERM, then SIGKILL after TERM_GRACE; polling what we spawned, so its exits are reaped."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + TERM_GRACE
+        while time.monotonic() < deadline and _alive(pids):
+            for process in spawned:
+                _running(process)
+            time.sleep(0.02)
+        if not _alive(pids):
+            break
 
 
 def _running(process: subprocess.Popen | ForkedProcess) -> bool:

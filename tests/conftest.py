@@ -9,7 +9,7 @@ import pytest
 from stdio_probe import envs, spawn
 from stdio_probe.sdk import Request, resolve
 from stdio_probe.sdk import pinned as pinned_sdk
-from tests.sdk_fixes import BREAKS, FIXES, patched_sdk
+from tests.sdk_fixes import BREAKS, FIXES, OTHER_FIXES, patched_sdk
 
 
 @pytest.fixture(scope="session")
@@ -36,8 +36,9 @@ def second_sdk():
 
 @pytest.fixture(scope="session")
 def fixed(pinned, tmp_path_factory):
-    """fixed(case_id) -> an Sdk copy of the pinned mcp with that one defect patched out."""
-    return _patched(pinned, tmp_path_factory, FIXES, "fix-")
+    """fixed(case_id) -> an Sdk copy of the pinned mcp with that one defect patched out; fixed("L7-at-caller")
+    and the other OTHER_FIXES keys: the same defect fixed another way."""
+    return _patched(pinned, tmp_path_factory, {**FIXES, **OTHER_FIXES}, "fix-")
 
 
 @pytest.fixture(scope="session")

@@ -125,6 +125,108 @@ FIX_L6 = {
     ]
 }
 
+# L7, in the transport: a message that cannot be serialised is not written; a request among them is
+# answered at once with a JSON-RPC error, so that one request fails and the writer and session live on.
+FIX_L7 = {
+    "client/stdio.py": [
+        (
+            "                    json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n",
+            "                    try:\n"
+            "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
+            "                    except ValueError as exc:\n"
+            '                        request_id = getattr(session_message.message, "id", None)\n'
+            "                        if request_id is not None:\n"
+            "                            error = types.ErrorData(code=types.INTERNAL_ERROR, message=str(exc))\n"
+            '                            reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)\n'
+            "                            await read_stream_writer.send(SessionMessage(reply))\n"
+            "                        continue\n",
+        )
+    ]
+}
+
+# L7, at the caller: send_request checks that the request can be encoded before it is queued, so the
+# caller gets the error (UnicodeEncodeError) and nothing reaches the writer.
+FIX_L7_AT_CALLER = {
+    "client/session.py": [
+        (
+            "        # The stamp runs first, so its NAME_BEARING_METHODS rows win; a missing name fails loud.\n",
+            "        json.dumps(data, ensure_ascii=False).encode()\n"
+            "        # The stamp runs first, so its NAME_BEARING_METHODS rows win; a missing name fails loud.\n",
+        )
+    ]
+}
+
+# L8, by the read stream: a task watches the server's returncode and, once it is set, closes the
+# session's read stream, so every pending request fails with "Connection closed".
+FIX_L8 = {
+    "client/stdio.py": [
+        (
+            "        tg.start_soon(stdin_writer)\n",
+            "        tg.start_soon(stdin_writer)\n\n"
+            "        async def watch_process() -> None:\n"
+            "            while process.returncode is None:\n"
+            "                await anyio.sleep(0.05)\n"
+            "            await read_stream_writer.aclose()\n\n"
+            "        tg.start_soon(watch_process)\n",
+        )
+    ]
+}
+
+# L8, by the pipe: once the server has exited, its stdout stream is closed under the reader, which
+# then ends (ClosedResourceError) as at EOF, closing the read stream.
+FIX_L8_CLOSE_STDOUT = {
+    "client/stdio.py": [
+        (
+            "        tg.start_soon(stdin_writer)\n",
+            "        tg.start_soon(stdin_writer)\n\n"
+            "        async def watch_process() -> None:\n"
+            "            while process.returncode is None:\n"
+            "                await anyio.sleep(0.05)\n"
+            "            await _close_pipe(process.stdout)\n\n"
+            "        tg.start_soon(watch_process)\n",
+        )
+    ]
+}
+
+# L10, in a task of its own: shutdown runs as a task of the transport's group, so a native cancel
+# of the host reaches it only as the group's (anyio) cancellation, which its shield honours.
+FIX_L10 = {
+    "client/stdio.py": [
+        (
+            "            with anyio.CancelScope(shield=True):\n"
+            "                await shutdown()\n"
+            "            # Unstick pipe tasks a kill survivor's open pipe end could still block.\n"
+            "            tg.cancel_scope.cancel()\n",
+            "            async def shutdown_then_cancel() -> None:\n"
+            "                with anyio.CancelScope(shield=True):\n"
+            "                    await shutdown()\n"
+            "                tg.cancel_scope.cancel()\n\n"
+            "            tg.start_soon(shutdown_then_cancel)\n",
+        )
+    ]
+}
+
+# L10, by finishing the shutdown: a native CancelledError that gets through the shield is held while
+# shutdown() runs again to the end, then raised.
+FIX_L10_FINISH = {
+    "client/stdio.py": [
+        (
+            "            with anyio.CancelScope(shield=True):\n                await shutdown()\n",
+            "            with anyio.CancelScope(shield=True):\n"
+            "                native_cancel = None\n"
+            "                while True:\n"
+            "                    try:\n"
+            "                        await shutdown()\n"
+            "                        break\n"
+            '                    except __import__("asyncio").CancelledError as exc:\n'
+            "                        native_cancel = exc\n"
+            "            if native_cancel is not None:\n"
+            "                tg.cancel_scope.cancel()\n"
+            "                raise native_cancel\n",
+        )
+    ]
+}
+
 FIXES = {
     "L1": FIX_L1,
     "L2": FIX_L2,
@@ -132,6 +234,16 @@ FIXES = {
     "L4": FIX_L4,
     "L5": FIX_L5,
     "L6": FIX_L6,
+    "L7": FIX_L7,
+    "L8": FIX_L8,
+    "L10": FIX_L10,
+}
+
+# More than one fix of the same defect: the probe must see each (the case id comes first, then the way).
+OTHER_FIXES = {
+    "L7-at-caller": FIX_L7_AT_CALLER,
+    "L8-close-stdout": FIX_L8_CLOSE_STDOUT,
+    "L10-finish": FIX_L10_FINISH,
 }
 
 # L1 fixed in shapes the proof must not be blind to: at stdin EOF the server arms something that ends
@@ -253,6 +365,15 @@ BREAKS = {
         "server/mcpserver/__init__.py": [
             ("from .server import MCPServer, require_client_extension", "from .server import require_client_extension")
         ],
+    },
+    # a ClientSession without call_tool, as a release before tools would be: L7 and L8 are not_applicable
+    "without-call-tool": {
+        "__init__.py": [
+            (
+                "from .client.session import ClientSession\n",
+                "from .client.session import ClientSession\n\ndel ClientSession.call_tool\n",
+            )
+        ]
     },
     # a client module that hangs at import: the driver never reaches a checkpoint
     "hang-client": {"client/session_group.py": [('"""SessionGroup', 'import time\ntime.sleep(600)\n"""SessionGroup')]},

@@ -5,16 +5,27 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import subprocess
 import sys
 import time
 
+import anyio
 import pytest
 
 from stdio_probe import sample, wire
 from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
 from stdio_probe.driver import checkpoint
-from stdio_probe.host_contract import connect_or_close, sanitize_outbound, shutdown_child
+from stdio_probe.host_contract import (
+    ServerExited,
+    child_pids,
+    connect_or_close,
+    fail_when_exits,
+    run_connection,
+    sanitize_outbound,
+    shutdown_child,
+    spawned_server,
+)
 from stdio_probe.model import Options
 from stdio_probe.spawn import spawn
 
@@ -132,3 +143,43 @@ def test_host_contract_imports_without_mcp():
     """The parent probe imports it and must never import mcp."""
     code = "import sys, stdio_probe.host_contract; sys.exit('mcp' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], timeout=30).returncode == 0
+
+
+def test_spawned_server_is_the_one_new_child_and_fail_when_exits_fails_the_block():
+    """L8's helpers on a plain child that exits mid-block (the SDK-side proof is L8's mitigated arm)."""
+    before = child_pids()
+    with pytest.raises(LookupError):
+        spawned_server(before)
+    child = subprocess.Popen(["sleep", "0.3"], start_new_session=True)
+    try:
+        pid = spawned_server(before)
+        assert pid == child.pid
+
+        async def body() -> float:
+            started = time.monotonic()
+            with pytest.raises(ServerExited) as info:
+                async with fail_when_exits(pid, poll=0.02):
+                    await anyio.sleep(10)
+            assert info.value.pid == pid
+            return time.monotonic() - started
+
+        assert anyio.run(body) < 5.0, "the block ends once the child has exited, not at its own 10 s"
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_fail_when_exits_raises_what_the_body_raised_unwrapped():
+    async def body() -> None:
+        async with fail_when_exits(os.getpid()):
+            raise KeyError("from the body")
+
+    with pytest.raises(KeyError):
+        anyio.run(body)
+
+
+def test_run_connection_returns_the_body_result():
+    async def body() -> str:
+        return "done"
+
+    assert asyncio.run(run_connection(body)) == "done"

@@ -7,11 +7,24 @@ from stdio_probe.cases import (
     l4_ghost_tools,
     l5_strict_decoding,
     l6_relisten,
+    l7_request_surrogate,
+    l8_dead_server,
+    l10_native_cancel,
 )
 
 CASES = {
     case.ID: case
-    for case in (l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools, l5_strict_decoding, l6_relisten)
+    for case in (
+        l1_full_pipe,
+        l2_surrogate,
+        l3_rejected_connect,
+        l4_ghost_tools,
+        l5_strict_decoding,
+        l6_relisten,
+        l7_request_surrogate,
+        l8_dead_server,
+        l10_native_cancel,
+    )
 }
 # bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied
 ARMS = ("bug", "control", "mitigated")

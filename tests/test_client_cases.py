@@ -1,0 +1,100 @@
+"""L7, L8 and L10 on the pinned SDK (the raw facts their notes come from), and on SDK copies fixed each way."""
+
+from __future__ import annotations
+
+import pytest
+
+from stdio_probe.driver import checkpoint
+from stdio_probe.model import Options
+from stdio_probe.runner import run_matrix
+
+CLIENT_CASES = ["L7", "L8", "L10"]
+# each fix (tests/sdk_fixes.py: FIXES and OTHER_FIXES) and the case it fixes
+FIXES = {
+    "L7": "L7",
+    "L7-at-caller": "L7",
+    "L8": "L8",
+    "L8-close-stdout": "L8",
+    "L10": "L10",
+    "L10-finish": "L10",
+}
+WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
+
+
+def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
+    return {run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)}
+
+
+@pytest.fixture(scope="module")
+def runs(pinned) -> dict:
+    return _runs(pinned, CLIENT_CASES, Options())
+
+
+@pytest.mark.parametrize("fix", list(FIXES))
+def test_each_fix_is_seen_and_the_other_cases_still_reproduce(fix, fixed):
+    runs = _runs(fixed(fix), CLIENT_CASES, Options())
+    for case_id, run in runs.items():
+        expected = "not_reproduced" if case_id == FIXES[fix] else "reproduced"
+        assert run["verdict"] == expected, (case_id, run["reason"])
+        assert run["mitigation"]["held"] is True, (case_id, run["mitigation"]["note"])
+
+
+@pytest.mark.parametrize("fix", list(FIXES))
+def test_each_fix_is_seen_by_the_window_method(fix, fixed):
+    case_id = FIXES[fix]
+    run = _runs(fixed(fix), [case_id], WINDOW)[case_id]
+    assert run["verdict"] == "not_reproduced", run["reason"]
+
+
+def test_pinned_reproduces_with_the_window_method(pinned):
+    for case_id, run in _runs(pinned, CLIENT_CASES, WINDOW).items():
+        assert run["verdict"] == "reproduced", (case_id, run["reason"])
+    assert run["arms"]["bug"]["stuck"]["decided_by"] == "window"
+
+
+def _facts(runs: dict, case_id: str, arm: str, name: str) -> dict:
+    return checkpoint(runs[case_id]["arms"][arm], name)["facts"]
+
+
+def test_l7_the_session_dies_with_the_bad_call(runs):
+    bug = _facts(runs, "L7", "bug", "calls")
+    assert bug["first"]["outcome"] == bug["second"]["outcome"] == "cancelled"
+    assert [leaf.split(":")[0] for leaf in bug["context_exit"]["leaves"]] == ["PydanticSerializationError"]
+    control, mitigated = _facts(runs, "L7", "control", "calls"), _facts(runs, "L7", "mitigated", "calls")
+    assert control["first"] == {**control["first"], "outcome": "result", "text": "a\ufffdb"}
+    assert mitigated["first"]["text"] == "bad-\ufffd-name"
+    for facts in (control, mitigated):
+        assert facts["second"]["outcome"] == "result" and facts["context_exit"]["error"] is None
+
+
+def test_l8_the_call_waits_on_the_pipe_holder(runs):
+    bug, control = _facts(runs, "L8", "bug", "call"), _facts(runs, "L8", "control", "call")
+    assert bug["server"]["exit_code_logged"] == control["server"]["exit_code_logged"] == 3
+    [holder] = bug["holders"]
+    assert holder["cmdline"].startswith("sleep ") and bug["holders_alive_at_end"] == [holder["pid"]]
+    assert bug["call"]["outcome"] == "pending"
+    reaped = runs["L8"]["arms"]["bug"]["reaped_after_arm"]
+    assert [p["pid"] for p in reaped] == [holder["pid"]], "the probe reaps the holder the SDK left behind"
+    assert control["holders"] == [] and control["call"]["error"] == "MCPError: Connection closed"
+    assert _facts(runs, "L8", "mitigated", "call")["call"]["error"].startswith("ServerExited")
+
+
+def test_l10_the_host_is_stuck_and_its_server_orphaned(runs):
+    bug = runs["L10"]["arms"]["bug"]
+    assert bug["stuck"]["decided_by"] == "proof" and bug["stuck"]["after_checkpoint"] == "started"
+    assert {t["syscall"].get("name") for t in bug["stuck"]["proof"]["threads"]} <= {"epoll_wait", "wait4"}
+    server = bug["server"]
+    assert server["signals"] == [] and server["stdin_eof_t"] is not None and server["alive_after_host"]
+    assert server["ppid_after_host"] != server["ppid_at_start"], "the server outlived its host"
+    assert [p["pid"] for p in bug["reaped_after_arm"]] == [server["pid"]]
+    for arm in ("control", "mitigated"):
+        record = runs["L10"]["arms"][arm]
+        assert checkpoint(record, "returned")["facts"]["raised"] == "TimeoutError"
+        assert record["server"]["signals"] == ["SIGTERM"] and not record["server"]["alive_after_host"]
+        assert record["reaped_after_arm"] == []
+
+
+def test_sdk_without_call_tool_is_not_applicable_for_l7_and_l8(broken):
+    for case_id, run in _runs(broken("without-call-tool"), ["L7", "L8"], Options()).items():
+        assert run["verdict"] == "not_applicable", (case_id, run["reason"])
+        assert "no call_tool" in run["reason"]
