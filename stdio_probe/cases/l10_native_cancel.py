@@ -120,10 +120,11 @@ def assess(record: dict) -> Finding:
         when = f"{stuck['t'] - eof:.2f} s after its server's stdin EOF" if eof is not None else "before stdin EOF"
         note = f"host stuck in stdio_client's exit: {how} {when} (timeout {record['fire_after_s']:g} s after"
         note += f" initialize); the server got {signals}; once the host was ended: {left}"
-        return Finding(True, note)
+        return Finding(True, note, "host stuck in stdio_client's exit")
     if returned is None:
         return Finding(None, "driver reached neither return nor a stuck state")
     facts = returned["facts"]
     note = f"host returned {facts['returned_after_s']:.2f} s after connecting ({facts['raised'] or 'no error'})"
     note += f"; the server got {signals}, then {left}"
-    return Finding(bool(server["alive_after_host"]), note)
+    alive = bool(server["alive_after_host"])
+    return Finding(alive, note, "host returned, server left alive" if alive else "host returned, server ended")

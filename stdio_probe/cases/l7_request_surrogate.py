@@ -53,7 +53,8 @@ def assess(record: dict) -> Finding:
     if left["leaves"]:
         classes = "+".join(sorted({leaf.split(":")[0] for leaf in left["leaves"]}))
         note += f"; transport exit raised {classes} at {left['after_s']:.2f} s"
-    return Finding(facts["second"]["outcome"] != "result", note)
+    died = facts["second"]["outcome"] != "result"
+    return Finding(died, note, "session died, second call lost" if died else "one call failed, session lived")
 
 
 def _describe(call: dict) -> str:

@@ -81,4 +81,5 @@ def assess(record: dict) -> Finding:
     else:
         what = call.get("error") or call["outcome"]
         note += f"; call ended {what} {call['after_exit_s']:.2f} s after the exit"
-    return Finding(call["outcome"] == "pending", note)
+    pending = call["outcome"] == "pending"
+    return Finding(pending, note, "call pending after server died" if pending else "call ended after server died")
