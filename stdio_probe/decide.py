@@ -73,3 +73,30 @@ def mitigation(case: ModuleType, record: dict) -> dict:
         return {"held": None, "note": f"mitigated arm: {record['error']}"}
     finding = case.assess(record)
     return {"held": None if finding.shown is None else not finding.shown, "note": finding.note}
+
+
+NO_CONTRACT = {"held": None, "note": "server checks have no host-contract arm"}
+
+
+def decide_check(check: ModuleType, arms: dict[str, dict]) -> dict:
+    """A server check's verdict: by the bug/control rule where it has a control arm.
+
+    Otherwise each arm is a trigger of its own: reproduced when any shows the defect, not_reproduced
+    when all ran and none does; an arm without evidence (and no other showing it) is inconclusive.
+    """
+    if "control" in arms:
+        return decide(check, arms)
+    for name, record in arms.items():
+        if record.get("not_applicable"):
+            return _verdict("not_applicable", f"{name}: {record['not_applicable']}")
+        if record.get("error"):
+            return _verdict("error", f"{name}: {record['error']}")
+    findings = {name: check.assess(record) for name, record in arms.items()}
+    seen = "; ".join(f"{name}: {f.note}" for name, f in findings.items()) if len(arms) > 1 else findings["bug"].note
+    for name, finding in findings.items():
+        if finding.shown:
+            return _verdict("reproduced", seen, (f"{name}: " if len(arms) > 1 else "") + finding.brief)
+    for finding in findings.values():
+        if finding.shown is None:
+            return _verdict("inconclusive", f"no evidence ({seen})", f"no evidence: {finding.brief}")
+    return _verdict("not_reproduced", seen, next(iter(findings.values())).brief)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import socket
 import time
 from collections.abc import Callable
@@ -78,11 +79,15 @@ class TimerQuery:
         self._theirs.close()
 
 
-def prove_blocked_on_pipe(pid: int, read_fd: int, *, ask_timers: Callable[[], dict | None] | None = None) -> dict:
+def prove_blocked_on_pipe(
+    pid: int, read_fd: int, *, ask_timers: Callable[[], dict | None] | None = None, foreign: bool = False
+) -> dict:
     """The proof attempt: {"proven": bool, "why_not": str | None, ...facts}.
 
     ask_timers asks the fixture about its interval timers (TimerQuery.ask: its answer, or None
-    without one in time); without it (a process we did not write cannot be asked) there is no proof.
+    without one in time); without it (a process we did not write cannot be asked) there is no proof,
+    unless foreign: a server we did not write (the server checks), whose interval timers are ruled
+    out by its signals instead (_foreign_timers).
     """
     inode = os.fstat(read_fd).st_ino
     pipe = sample.pipe_fill(read_fd)
@@ -96,9 +101,14 @@ def prove_blocked_on_pipe(pid: int, read_fd: int, *, ask_timers: Callable[[], di
         return no("process has no readable threads")
     if pipe["buffered"] < pipe["capacity"]:
         return no(f"pipe not full ({pipe['buffered']}/{pipe['capacity']})")
-    if ask_timers is None:
+    if ask_timers is None and not foreign:
         return no("interval timers cannot be asked of this process")
-    answer = ask_timers()
+    if ask_timers is None:
+        if (why := _foreign_timers(pid)) is not None:
+            return no(why)
+        answer = {"tid": None, "fd": None, "itimers": {}}
+    else:
+        answer = ask_timers()
     facts["timer_answer"] = answer
     if answer is None:
         return no(f"fixture did not answer the timer query within {ASK_BOUND:g} s")
@@ -127,7 +137,7 @@ def _blocked_throughout(pid: int, inode: int, first: list[dict], last: list[dict
             return f"thread {thread['tid']} is running"
         if thread["pending"] is None or int(thread["pending"], 16):
             return f"thread {thread['tid']} has a signal pending ({thread['pending']})"
-        if thread["tid"] == answer["tid"]:
+        if answer["tid"] is not None and thread["tid"] == answer["tid"]:
             if call.get("name") != "read" or call["fd"] != answer["fd"]:
                 return f"timer-query thread {thread['tid']} not back in its read"
             continue
@@ -159,10 +169,12 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict) -> st
         return f"live child process {live} (its exit signals the process)"
     if sample.pipe_readers(inode) != [os.getpid()]:
         return f"pipe read end held by {sample.pipe_readers(inode)}, not the probe alone"
-    query = sample.fd_target(pid, answer["fd"])
-    query_peer = sample.unix_peer(int(query[8:-1])) if query and query.startswith("socket:[") else None
-    if query_peer is None:
-        return f"timer-query fd {answer['fd']} is {query}, not a connected Unix socket"
+    query, query_peer = None, None
+    if answer["fd"] is not None:
+        query = sample.fd_target(pid, answer["fd"])
+        query_peer = sample.unix_peer(int(query[8:-1])) if query and query.startswith("socket:[") else None
+        if query_peer is None:
+            return f"timer-query fd {answer['fd']} is {query}, not a connected Unix socket"
     watched = _watched_fds(pid, threads)
     if isinstance(watched, str):
         return watched
@@ -177,13 +189,30 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict) -> st
             if peer is None:
                 return f"watched fd {fd} ({target}) is not a Unix socket with a known peer"
             targets.add(f"socket:[{peer}]")
-    holders = sample.fd_holders({*targets, query, f"socket:[{query_peer}]"})
+    queried = {query, f"socket:[{query_peer}]"} if query is not None else set()
+    holders = sample.fd_holders(targets | queried)
     probe = os.getpid()
-    if holders.pop(query) != [pid] or holders.pop(f"socket:[{query_peer}]") != [probe]:
+    if queried and (holders.pop(query) != [pid] or holders.pop(f"socket:[{query_peer}]") != [probe]):
         return "the timer-query socket is held by a process other than the fixture and the probe"
     for target, pids in holders.items():
         if not set(pids) <= {pid, probe}:
             return f"{target}, watched by the process, is also held by {sorted(set(pids) - {pid, probe})}"
+    return None
+
+
+def _foreign_timers(pid: int) -> str | None:
+    """Why an interval timer of a process we cannot ask could make it run again, or None when none can.
+
+    ITIMER_VIRTUAL and ITIMER_PROF advance only while the process uses CPU, which a process whose
+    threads all stay asleep does not (the proof checks that none ran). ITIMER_REAL delivers SIGALRM:
+    with no handler for it (SigCgt), it either does nothing (ignored, blocked) or kills the process,
+    which is not an exit on EOF either. A handler could run code that exits: no proof.
+    """
+    caught = sample.caught_signals(pid)
+    if caught is None:
+        return "signal dispositions unreadable"
+    if caught & (1 << (signal.SIGALRM - 1)):
+        return "SIGALRM has a handler (an interval timer could wake the process)"
     return None
 
 

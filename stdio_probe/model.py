@@ -54,3 +54,15 @@ class Finding:
     @property
     def brief(self) -> str:
         return shorten(self.short or self.note)
+
+
+@dataclass(frozen=True)
+class Server:
+    """A stdio server under the server checks: its label (the run's subject), command line, and large call.
+
+    large_call is (tool, arguments): a tools/call whose answer is larger than the pipe (S2).
+    """
+
+    label: str
+    command: str
+    large_call: tuple[str, dict] | None = None

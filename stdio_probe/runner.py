@@ -10,8 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from stdio_probe import spawn
 from stdio_probe.cases import ARMS, CASES, arms_of
-from stdio_probe.decide import decide, mitigation
-from stdio_probe.model import Options, Sdk
+from stdio_probe.checks import CHECKS
+from stdio_probe.decide import NO_CONTRACT, decide, decide_check, mitigation
+from stdio_probe.model import Options, Sdk, Server
 
 FAST_PARALLEL_ARMS = 8
 
@@ -75,3 +76,41 @@ def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> lis
         {"case": case_id, "sdk": sdk, "verdict": "error", "reason": reason, "mitigation": held, "arms": {}}
         for case_id in case_ids
     ]
+
+
+def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
+    """Run every server check's arms (concurrently in the fast method) and decide each check per server."""
+    jobs = [(i, check_id, arm) for check_id in check_ids for arm in CHECKS[check_id].ARMS for i in range(len(servers))]
+
+    def one(i: int, check_id: str, arm: str) -> dict:
+        server, check = servers[i], CHECKS[check_id]
+        on_arm(server.label, check_id, arm, "running", "")
+        started = time.time()
+        try:
+            record = check.run_arm(arm, server, options)
+        except Exception as exc:
+            record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+        record["started_at"] = started
+        record["duration_s"] = round(time.time() - started, 3)
+        note = record.get("not_applicable") or record.get("error") or check.assess(record).note
+        on_arm(server.label, check_id, arm, "done", note)
+        return record
+
+    workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {job: pool.submit(one, *job) for job in jobs}
+        try:
+            records = {job: future.result() for job, future in futures.items()}
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+    runs = []
+    for i, server in enumerate(servers):
+        for check_id in check_ids:
+            arms = {arm: records[(i, check_id, arm)] for arm in CHECKS[check_id].ARMS}
+            described = {"label": server.label, "command": server.command}
+            if server.large_call is not None:
+                described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
+            verdict = decide_check(CHECKS[check_id], arms)
+            runs.append({"case": check_id, "server": described, **verdict, "mitigation": NO_CONTRACT, "arms": arms})
+    return runs

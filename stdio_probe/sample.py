@@ -153,6 +153,27 @@ def pending_signals(pid: int) -> dict[str, str] | None:
     return {"SigPnd": status["SigPnd"], "ShdPnd": status["ShdPnd"]}
 
 
+def caught_signals(pid: int) -> int | None:
+    """The mask of signals the process has a handler for (SigCgt in /proc/<pid>/status), or None."""
+    caught = _status_fields(f"/proc/{pid}/status").get("SigCgt")
+    return None if caught is None else int(caught, 16)
+
+
+def session_id(pid: int) -> int | None:
+    """The session id from /proc/<pid>/stat, or None when the process is gone."""
+    stat = _read(f"/proc/{pid}/stat")
+    return int(stat.rsplit(")", 1)[1].split()[3]) if stat else None
+
+
+def session_members(sid: int) -> list[dict]:
+    """Live processes of session sid (pid, state, cmdline)."""
+    return [
+        {"pid": pid, "state": proc_state(pid), "cmdline": cmdline(pid)}
+        for pid in _pids()
+        if session_id(pid) == sid and is_live(pid)
+    ]
+
+
 def posix_timers(pid: int) -> list[dict] | None:
     """The process's POSIX timers from /proc/<pid>/timers (armed or not: the file does not say)."""
     text = _read(f"/proc/{pid}/timers")

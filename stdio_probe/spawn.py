@@ -9,6 +9,7 @@ process group is not enough: reaping finds the run's processes by marker in
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import tempfile
@@ -23,6 +24,7 @@ from stdio_probe import package_file, sample
 from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
 
 MARKER = "PROBE_RUN_ID"
+SERVER_MARKER = "PROBE_SERVER_ID"  # one started server's tree (spawn_command), inside the run's
 RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose it, to find our tree
 FIXTURES = package_file("fixtures")
 STDERR_LIMIT = 4000
@@ -108,6 +110,17 @@ class Child:
             self.ended_by = sig.name
             return
 
+    def stop_process_only(self) -> None:
+        """SIGTERM to the process alone (not its group), then SIGKILL after a bound; records which ended it."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if not _running(self.process):
+                return
+            with suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+            if self.wait_self_exit(TERM_GRACE):
+                self.ended_by = sig.name
+                return
+
     def record(self) -> dict:
         """The raw exit facts of this child."""
         code = self.process.returncode
@@ -148,6 +161,62 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
     with _live_lock:
         _live.add(process)
     return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable)
+
+
+class StderrRing:
+    """A child's stderr drained by a thread into a ring of the last STDERR_LIMIT bytes.
+
+    A server we did not write may flood stderr: a file would grow without bound, a pipe left
+    unread would block it. It offers the two calls Child makes of a stderr file (seek, read).
+    """
+
+    def __init__(self, stream) -> None:
+        self._ring = bytearray()
+        self.total = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, stream) -> None:
+        with stream:
+            while chunk := os.read(stream.fileno(), 65536):
+                with self._lock:
+                    self.total += len(chunk)
+                    self._ring += chunk
+                    del self._ring[:-STDERR_LIMIT]
+
+    def seek(self, offset: int) -> None:
+        """Child seeks before reading a file; a ring is always read whole."""
+
+    def read(self) -> bytes:
+        self._thread.join(0.2)  # what the child wrote just before it ended
+        with self._lock:
+            return bytes(self._ring)
+
+
+def spawn_command(command: str, env: dict[str, str] | None = None) -> tuple[Child, str]:
+    """Start a server command (split as a shell would, run by no shell of ours) in its own session.
+
+    Its environment carries the run marker and a marker of its own (SERVER_MARKER), so its tree is
+    found in /proc however it forks; stdout is a pipe for the wire, stderr drained into a StderrRing.
+    Returns the child and its server marker's value. ValueError for a command shlex cannot split,
+    OSError for one that cannot start.
+    """
+    argv = shlex.split(command)
+    if not argv:
+        raise ValueError("empty server command")
+    server_id = uuid.uuid4().hex
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env({**(env or {}), SERVER_MARKER: server_id}),
+        start_new_session=True,
+    )
+    with _live_lock:
+        _live.add(process)
+    return Child(process, time.monotonic(), StderrRing(process.stderr)), server_id
 
 
 @contextmanager

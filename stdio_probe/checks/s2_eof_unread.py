@@ -1,0 +1,118 @@
+"""S2: stdin EOF while a large answer sits unread in stdout: the server must still exit (L1 on any server).
+
+The bug arm stops reading stdout, asks for the large call (--large-call), waits for the pipe to
+fill, and closes stdin; the control arm does the same with stdout drained. In the fast method a
+hang is called on hang.prove_blocked_on_pipe's proof (foreign: the interval timers of a server we
+did not write are ruled out by its SIGALRM disposition), else the arm waits out the window.
+"""
+
+from __future__ import annotations
+
+import time
+
+from stdio_probe import hang, sample, wire
+from stdio_probe.checks import session
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S2"
+TITLE = "stdin EOF with a large answer unread: the server exits"
+ARMS = ("bug", "control")
+PRE_EOF_DELAY = 2.0  # window method: the article's wait before closing stdin (what the control needs)
+SAMPLE_INTERVAL = 0.05
+EXIT_AFTER_DRAIN = 5.0
+CALL_ID = 1
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    if server.large_call is None:
+        return {"not_applicable": "needs --large-call 'TOOL {json arguments}' (an answer larger than the pipe)"}
+    tool, arguments = server.large_call
+    call = {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        if arm == "bug":
+            s.reader.pause()
+        s.send(call)
+        record = {"initialized": True, "stdout_read": arm == "control", "in_flight": _in_flight(s, options)}
+        if not record["in_flight"]["seen"]:
+            return record
+        if options.method == "window":
+            time.sleep(PRE_EOF_DELAY)
+        eof_at = s.close_stdin()
+        record.update(_observe(s, eof_at, options, prove=arm == "bug" and options.method == "fast"))
+        if s.child.process.poll() is None and record["decided_by"] == "proof":
+            s.reader = wire.BoundedReader(s.child)  # the proof's test: drained, it should exit by itself
+            record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
+        return record
+
+    return session.run(server, options, body)
+
+
+def _in_flight(s: session.Session, options: Options) -> dict:
+    """The answer on its way: the pipe full (bug), or received whole (control); progress-bounded."""
+    read_fd = s.child.process.stdout.fileno()
+    if s.stdout_read_by_reader():
+        seen = s.child.wait_for(lambda: CALL_ID in s.reader.ids, options.window)
+        return {"seen": seen, "bytes_received": s.reader.bytes}
+
+    def full() -> bool:
+        fill = sample.pipe_fill(read_fd)
+        return fill["buffered"] >= fill["capacity"]
+
+    seen = s.child.wait_for(full, options.window)
+    return {"seen": seen, "pipe": sample.pipe_fill(read_fd)}
+
+
+def _observe(s: session.Session, eof_at: float, options: Options, prove: bool) -> dict:
+    """Until the exit, a proof of the hang (bug arm, fast method), or the window's end."""
+    read_fd = s.child.process.stdout.fileno()
+    decided_by, last_proof, why_not = "window", None, {}
+    while time.monotonic() - eof_at < options.window:
+        if s.child.process.poll() is not None:
+            decided_by = "exit"
+            break
+        if prove:
+            last_proof = hang.prove_blocked_on_pipe(s.child.pid, read_fd, foreign=True)
+            why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
+            if last_proof["proven"]:
+                decided_by = "proof"
+                break
+        time.sleep(SAMPLE_INTERVAL)
+    alive = s.child.process.poll() is None
+    observed = {
+        "decided_by": decided_by,
+        "decided_after_eof_s": round(time.monotonic() - eof_at, 3),
+        "alive_at_decision": alive,
+        "exit_after_eof_s": None if alive else round(time.monotonic() - eof_at, 3),
+    }
+    if last_proof is not None:
+        observed["proof"] = {k: v for k, v in last_proof.items() if k != "threads"}
+        observed["proof_attempts"] = [{"why_not": why, "count": n} for why, n in why_not.items()]
+    if alive and not s.stdout_read_by_reader():
+        observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
+    return observed
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the server was alive after EOF at the window's end or on proof."""
+    if not record.get("initialized"):
+        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+    flight = record["in_flight"]
+    if not flight["seen"]:
+        what = f"pipe {flight['pipe']['buffered']}/{flight['pipe']['capacity']}" if "pipe" in flight else "no answer"
+        return Finding(None, f"large answer never in flight ({what}, exit {record.get('exit_code')})",
+                       f"answer never in flight ({what})")
+    if record["alive_at_decision"]:
+        how = (
+            f"hang proven {record['decided_after_eof_s']:.2f} s after EOF"
+            if record["decided_by"] == "proof"
+            else f"alive {record['decided_after_eof_s']:.1f} s after EOF"
+        )
+        short = how + (", pipe full" if record.get("pipe_at_decision") else "")
+        if record.get("exited_after_drain"):
+            return Finding(True, f"{how}, exited {record['exit_code']} once drained", short)
+        return Finding(True, f"{how}, ended by {record['ended_by']}", short)
+    after = f"by itself {record['exit_after_eof_s']:.2f} s after EOF"
+    return Finding(False, f"exited {record['exit_code']} {after}", f"exited {after}")

@@ -1,0 +1,62 @@
+"""S5: no descendant outlives the server, after its exit on stdin EOF and after SIGTERM.
+
+Descendants are found by the server's marker in their environment and by its session, re-parented
+ones included; what is still alive SURVIVOR_GRACE after the server ended has outlived it. The probe
+reaps them (session.end) and the record says which.
+"""
+
+from __future__ import annotations
+
+import time
+
+from stdio_probe import sample
+from stdio_probe.checks import session
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S5"
+TITLE = "no descendant outlives the server (EOF exit, SIGTERM)"
+ARMS = ("eof", "sigterm")
+SURVIVOR_GRACE = 0.5  # seconds a descendant has to end once the server has
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    """eof: close stdin; sigterm: SIGTERM to the server's pid. A server that does not end within
+    its bound gets SIGTERM (eof) or SIGKILL (sigterm) to its pid alone, so its descendants still
+    get the chance to outlive it."""
+    bound = options.window if arm == "eof" else min(options.window, session.SIGTERM_BOUND)
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        before = [p["pid"] for p in s.tree() if p["pid"] != s.child.pid]
+        if arm == "eof":
+            s.close_stdin()
+        else:
+            s.terminate()
+        by_itself = s.wait_exit(bound) is not None
+        if not by_itself:
+            s.child.stop_process_only()
+        deadline = time.monotonic() + SURVIVOR_GRACE
+        while (survivors := _survivors(s)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return {"initialized": True, "descendants_before": before, "server_ended_by_itself": by_itself,
+                "survivors": survivors}
+
+    return session.run(server, options, body)
+
+
+def _survivors(s: session.Session) -> list[dict]:
+    return [{"pid": p["pid"], "cmdline": p["cmdline"]} for p in s.tree() if p["pid"] != s.child.pid
+            and sample.is_live(p["pid"])]
+
+
+def assess(record: dict) -> Finding:
+    """Shown when a descendant was alive SURVIVOR_GRACE after the server ended."""
+    if not record.get("initialized"):
+        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+    if survivors := record["survivors"]:
+        listed = ", ".join(f"{p['pid']} {p['cmdline']!r}" for p in survivors)
+        return Finding(True, f"{len(survivors)} outlived the server: {listed} (reaped by the probe)",
+                       f"{len(survivors)} outlived it: {survivors[0]['cmdline']}")
+    return Finding(False, f"no descendant outlived the server ({len(record['descendants_before'])} before)",
+                   "no descendant outlived it")
