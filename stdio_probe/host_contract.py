@@ -15,6 +15,7 @@ as a parameter and touch only what they name below.
   fail_when_exits      L8  cancel the requests in flight once that server has exited
   run_connection       L10 run the connection in a task of its own: a native cancel reaches it once,
                            as an anyio cancellation its shielded shutdown honours
+  end_server_group     L9  once stdio_client's context has exited, end what is left of the server's process group
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 EndedBy = Literal["self", "SIGTERM", "SIGKILL"]
 Payload = TypeVar("Payload")
 Result = TypeVar("Result")
+Streams = TypeVar("Streams")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -219,18 +221,27 @@ class ServerExited(Exception):
 def child_pids(parent: int | None = None) -> set[int]:
     """The live (not zombie) children of parent (default: this process), from /proc/*/stat."""
     parent = os.getpid() if parent is None else parent
-    found = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == parent and fields[0] not in ("Z", "X"):
-            found.add(int(entry))
-    return found
+    return {pid for pid, fields in _live_stats() if int(fields[1]) == parent}
+
+
+def group_members(pgid: int) -> set[int]:
+    """The live (not zombie) members of process group pgid, from /proc/*/stat."""
+    return {pid for pid, fields in _live_stats() if int(fields[2]) == pgid}
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state first), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _live_stats() -> list[tuple[int, list[str]]]:
+    """(pid, stat fields) of every live (not zombie) process."""
+    stats = ((int(entry), _stat(int(entry))) for entry in os.listdir("/proc") if entry.isdigit())
+    return [(pid, fields) for pid, fields in stats if fields is not None and fields[0] not in ("Z", "X")]
 
 
 def spawned_server(before: set[int]) -> int:
@@ -249,11 +260,8 @@ def spawned_server(before: set[int]) -> int:
 
 def process_exited(pid: int) -> bool:
     """Whether pid has exited: gone from /proc, or a zombie not yet reaped."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except OSError:
-        return True
+    fields = _stat(pid)
+    return fields is None or fields[0] in ("Z", "X")
 
 
 @asynccontextmanager
@@ -319,3 +327,83 @@ async def run_connection(body: Callable[[], Awaitable[Result]]) -> Result:
     async with anyio.create_task_group() as group:
         group.start_soon(run)
     return results[0]
+
+
+@asynccontextmanager
+async def end_server_group(
+    transport: AbstractAsyncContextManager[Streams], term_bound: float = 2.0, kill_bound: float = 2.0
+) -> AsyncIterator[Streams]:
+    """Prevents L9 (the descendants of a server that exits by itself outlive it).
+
+    stdio_client kills the server's process group only when the server is still alive
+    PROCESS_TERMINATION_TIMEOUT after its stdin was closed: a server that exits promptly at
+    EOF leaves its children running. Enter the transport through this block
+    (`async with end_server_group(stdio_client(params)) as (read, write):`). It finds the
+    server stdio_client started (spawned_server: start no other child meanwhile) and the
+    server's process group; once the transport's context has exited, however it exits, it
+    sends SIGTERM to what is left of that group, waits up to term_bound seconds for it to be
+    gone, then SIGKILL and kill_bound more. An SDK that starts the server in a session of its
+    own (mcp 1.11 on) gives it a group of its own, led by the server, and the group is
+    signalled (killpg). An older SDK leaves the server in the host's group, which is never
+    signalled: then the processes that joined the host's group while the connection was
+    open (the host excepted) are signalled one by one, so start no other process in the
+    host's group meanwhile. A group neither the server's nor the host's is left alone, with
+    a warning. Every step it takes is logged with the pids.
+    """
+    import anyio  # not at module level: the probe's parent has no SDK
+
+    before, own_group = child_pids(), os.getpgrp()
+    own_before = group_members(own_group)
+    server = group = None
+    try:
+        async with transport as streams:
+            server = spawned_server(before)
+            with suppress(ProcessLookupError):  # gone and reaped already: its group is unknown
+                group = os.getpgid(server)
+            yield streams
+    finally:
+        if group is None and server is not None:
+            log.warning("MCP server %d was gone before its process group was read: nothing ended", server)
+        elif group is not None:
+            with anyio.CancelScope(shield=True):  # the leftovers go even when the caller is cancelled
+                await _end_group(server, group, own_group, own_before, term_bound, kill_bound)
+
+
+async def _end_group(
+    server: int, group: int, own: int, own_before: set[int], term_bound: float, kill_bound: float
+) -> None:
+    """SIGTERM, then SIGKILL, to what is left of the server's group (see end_server_group)."""
+    import anyio
+
+    if group not in (server, own):
+        log.warning("MCP server %d is in process group %d, neither its own nor the host's: left alone", server, group)
+        return
+
+    def left() -> set[int]:
+        members = group_members(group)
+        return members if group != own else members - own_before - {os.getpid()}
+
+    def send(sig: signal.Signals, pids: set[int]) -> None:
+        # the server's own group at once (a member forking meanwhile cannot escape it); never the host's
+        # own group: its new members one by one
+        targets = [(os.killpg, group)] if group != own else [(os.kill, pid) for pid in sorted(pids)]
+        for kill, target in targets:
+            with suppress(ProcessLookupError):
+                kill(target, sig)
+
+    for sig, bound in ((signal.SIGTERM, term_bound), (signal.SIGKILL, kill_bound)):
+        if not (pids := left()):
+            return
+        log.warning(
+            "MCP server %d: its transport has exited; %s of its process group %d left: sending %s",
+            server,
+            sorted(pids),
+            group,
+            sig.name,
+        )
+        send(sig, pids)
+        deadline = time.monotonic() + bound
+        while left() and time.monotonic() < deadline:
+            await anyio.sleep(0.02)
+    if pids := left():
+        log.warning("MCP server %d: %s of its process group %d survived SIGKILL", server, sorted(pids), group)

@@ -45,6 +45,8 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them
     order = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
     order += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
+    # an arm its case names slow (SLOW_ARMS: it waits out a fixed grace) starts first, so it ends with the rest
+    order.sort(key=lambda job: job[1] not in getattr(CASES[job[0]], "SLOW_ARMS", ()))
     jobs = [(i, case_id, arm) for case_id, arm in order for i in range(len(sdks))]
     fast = options.method == "fast"
     warm = spawn.fork_servers([(sdk.python, sdk.env) for sdk in sdks]) if fast else contextlib.nullcontext()

@@ -227,6 +227,33 @@ FIX_L10_FINISH = {
     ]
 }
 
+# L9, after the exit: the group kill (_terminate_process_tree: SIGTERM to the group, SIGKILL after its
+# timeout) runs whether or not the server exited by itself within the grace period.
+FIX_L9 = {
+    "client/stdio.py": [
+        (
+            "    if not await _wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT):\n"
+            "        await _terminate_process_tree(process)\n",
+            "    exited = await _wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT)\n"
+            "    await _terminate_process_tree(process)\n"
+            "    if not exited:\n",
+        )
+    ]
+}
+
+# L9, before the wait: SIGTERM to the server's whole group as soon as its stdin is closed, so the
+# descendants go whether the server then exits by itself or not.
+FIX_L9_BEFORE_WAIT = {
+    "client/stdio.py": [
+        (
+            "    await _close_pipe(process.stdin)\n",
+            "    await _close_pipe(process.stdin)\n"
+            "    with suppress(ProcessLookupError):\n"
+            '        os.killpg(process.pid, __import__("signal").SIGTERM)\n',
+        )
+    ]
+}
+
 FIXES = {
     "L1": FIX_L1,
     "L2": FIX_L2,
@@ -236,6 +263,7 @@ FIXES = {
     "L6": FIX_L6,
     "L7": FIX_L7,
     "L8": FIX_L8,
+    "L9": FIX_L9,
     "L10": FIX_L10,
 }
 
@@ -243,6 +271,7 @@ FIXES = {
 OTHER_FIXES = {
     "L7-at-caller": FIX_L7_AT_CALLER,
     "L8-close-stdout": FIX_L8_CLOSE_STDOUT,
+    "L9-before-wait": FIX_L9_BEFORE_WAIT,
     "L10-finish": FIX_L10_FINISH,
 }
 

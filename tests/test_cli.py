@@ -88,7 +88,7 @@ def test_list_names_every_case():
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--only", "L9"], "unknown case L9"),
+        (["--only", "L99"], "unknown case L99"),
         (["--only", ","], "selects no case"),
         (["--window", "0"], "--window must be a positive"),
         (["--window", "soon"], "invalid float value"),

@@ -92,7 +92,7 @@ def test_expectations_gate_mismatches_and_stale_entries(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     ("document", "message"),
-    [({"L3": "fixed"}, "'fixed' is not a verdict"), ({"L9": "reproduced"}, "'L9' is not a case")],
+    [({"L3": "fixed"}, "'fixed' is not a verdict"), ({"L99": "reproduced"}, "'L99' is not a case")],
 )
 def test_expectations_file_with_an_unknown_verdict_or_case_is_a_usage_error(tmp_path, capsys, document, message):
     expectations = tmp_path / "expect.json"

@@ -9,6 +9,7 @@ from stdio_probe.cases import (
     l6_relisten,
     l7_request_surrogate,
     l8_dead_server,
+    l9_descendants,
     l10_native_cancel,
 )
 
@@ -23,6 +24,7 @@ CASES = {
         l6_relisten,
         l7_request_surrogate,
         l8_dead_server,
+        l9_descendants,
         l10_native_cancel,
     )
 }

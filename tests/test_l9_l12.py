@@ -1,0 +1,99 @@
+"""L9 and L12 on the pinned SDK (the raw facts their notes come from), and on SDK copies fixed another way.
+
+Each case's first fix (tests/sdk_fixes.py FIXES) runs with both methods in test_honesty.py; the other
+fixes run here, with both methods too.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+
+from stdio_probe import sample
+from stdio_probe.driver import checkpoint
+from stdio_probe.host_contract import end_server_group, process_exited
+from stdio_probe.model import Options
+from stdio_probe.runner import run_matrix
+
+OTHER_FIXES = {"L9-before-wait": "L9"}
+WINDOW = Options(method="window", window=3.0)  # the window method, with a shorter window than the default 10 s
+
+
+def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
+    return {run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)}
+
+
+@pytest.fixture(scope="module")
+def runs(pinned) -> dict:
+    return _runs(pinned, ["L9"], Options())
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+@pytest.mark.parametrize("fix", list(OTHER_FIXES))
+def test_each_other_fix_is_seen_by_both_methods(fix, method, fixed):
+    case_id = OTHER_FIXES[fix]
+    run = _runs(fixed(fix), [case_id], Options(method=method) if method == "fast" else WINDOW)[case_id]
+    assert run["verdict"] == "not_reproduced", run["reason"]
+    assert run["mitigation"]["held"] is True, run["mitigation"]["note"]
+
+
+def test_pinned_reproduces_with_the_window_method(pinned):
+    for case_id, run in _runs(pinned, ["L9"], WINDOW).items():
+        assert run["verdict"] == "reproduced", (case_id, run["reason"])
+
+
+def _left(runs: dict, arm: str) -> dict:
+    return checkpoint(runs["L9"]["arms"][arm], "left")["facts"]
+
+
+def test_l9_the_descendant_outlives_a_server_that_exits_by_itself(runs):
+    bug = _left(runs, "bug")
+    assert bug["server"]["stdin_eof_logged"] and bug["server"]["signals"] == []
+    [survivor] = bug["survivors"]
+    assert survivor["pid"] == bug["descendant"] and survivor["cmdline"].startswith("sleep ")
+    assert survivor["ppid"] != bug["server"]["pid"], "re-parented once its server exited"
+    reaped = runs["L9"]["arms"]["bug"]["reaped_after_arm"]
+    assert [p["pid"] for p in reaped] == [bug["descendant"]], "the probe reaps what the SDK left behind"
+    control = _left(runs, "control")
+    assert control["server"]["signals"] == ["SIGTERM"] and control["left_after_eof_s"] >= 2.0  # the SDK's grace
+    for arm in ("control", "mitigated"):
+        facts = _left(runs, arm)
+        assert facts["survivors"] == [] and facts["gone_after_s"] is not None
+        assert runs["L9"]["arms"][arm]["reaped_after_arm"] == []
+    assert _left(runs, "mitigated")["server"]["signals"] == [], "the server still exited by itself"
+
+
+@asynccontextmanager
+async def _server_in_our_group():
+    """A stand-in for an SDK before mcp 1.11: the server in the host's own process group, with a background
+    descendant; it exits when its stdin closes, as the transport's exit closes it."""
+    line = "sleep 30 </dev/null >/dev/null 2>&1 & echo $!; read x"
+    server = subprocess.Popen(["sh", "-c", line], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        yield int(server.stdout.readline())
+    finally:
+        server.stdin.close()
+        server.wait(5)
+        server.stdout.close()
+
+
+def test_end_server_group_in_the_hosts_group_signals_only_what_joined_it():
+    before = subprocess.Popen(["sleep", "30"])  # in our group already: must be left alone
+    try:
+        assert os.getpgid(before.pid) == os.getpgrp()
+
+        async def main() -> int:
+            async with end_server_group(_server_in_our_group()) as descendant:
+                assert os.getpgid(descendant) == os.getpgrp()
+                return descendant
+
+        descendant = anyio.run(main)
+        assert process_exited(descendant), sample.proc_state(descendant)
+        assert before.poll() is None, "a member of the host's group from before was signalled"
+    finally:
+        before.kill()
+        before.wait(5)
