@@ -4,7 +4,9 @@ A process whose every thread sleeps in a syscall with no timeout, one of them
 writing to a full pipe whose only reader is this probe, and which nothing
 else can wake, can be woken by nothing but the probe draining that pipe (or a
 signal from outside): waiting longer cannot change the outcome, so the wait
-can stop. What else could wake it, and where the proof looks:
+can stop. The read side is the same proof turned round (L12): one thread
+reading an empty pipe whose only writer is this probe. What else could wake
+it, and where the proof looks:
 
   a thread's own timed wait           /proc/PID/task/TID/syscall (its timeout argument)
   a futex shared with another process the futex op (not FUTEX_PRIVATE_FLAG)
@@ -37,6 +39,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
+from typing import Literal
 
 from stdio_probe import sample
 
@@ -80,17 +83,25 @@ class TimerQuery:
 
 
 def prove_blocked_on_pipe(
-    pid: int, read_fd: int, *, ask_timers: Callable[[], dict | None] | None = None, foreign: bool = False
+    pid: int,
+    probe_fd: int,
+    *,
+    ask_timers: Callable[[], dict | None] | None = None,
+    foreign: bool = False,
+    side: Literal["write", "read"] = "write",
 ) -> dict:
     """The proof attempt: {"proven": bool, "why_not": str | None, ...facts}.
+
+    side "write": a thread of pid writes to a full pipe, probe_fd the probe's read end (L1);
+    side "read": a thread of pid reads an empty pipe, probe_fd then the probe's write end (L12).
 
     ask_timers asks the fixture about its interval timers (TimerQuery.ask: its answer, or None
     without one in time); without it (a process we did not write cannot be asked) there is no proof,
     unless foreign: a server we did not write (the server checks), whose interval timers are ruled
     out by its signals instead (_foreign_timers).
     """
-    inode = os.fstat(read_fd).st_ino
-    pipe = sample.pipe_fill(read_fd)
+    inode = os.fstat(probe_fd).st_ino
+    pipe = sample.pipe_fill(probe_fd)
     first = sample.threads(pid)
     facts: dict = {"pipe": pipe, "threads": first}
 
@@ -99,8 +110,10 @@ def prove_blocked_on_pipe(
 
     if not first:
         return no("process has no readable threads")
-    if pipe["buffered"] < pipe["capacity"]:
+    if side == "write" and pipe["buffered"] < pipe["capacity"]:
         return no(f"pipe not full ({pipe['buffered']}/{pipe['capacity']})")
+    if side == "read" and pipe["buffered"]:
+        return no(f"pipe not empty ({pipe['buffered']}/{pipe['capacity']})")
     if ask_timers is None and not foreign:
         return no("interval timers cannot be asked of this process")
     if ask_timers is None:
@@ -115,17 +128,20 @@ def prove_blocked_on_pipe(
     armed = [name for name, (value, _) in answer["itimers"].items() if value > 0]
     if armed:
         return no(f"interval timer armed: {', '.join(armed)}")
-    if (why := _wake_sources(pid, inode, first, answer)) is not None:
+    if (why := _wake_sources(pid, inode, first, answer, side)) is not None:
         return no(why)
     last = sample.threads(pid)
     facts["threads"] = last
-    if (why := _blocked_throughout(pid, inode, first, last, answer)) is not None:
+    if (why := _blocked_throughout(pid, inode, first, last, answer, side)) is not None:
         return no(why)
     return {"proven": True, "why_not": None, **facts}
 
 
-def _blocked_throughout(pid: int, inode: int, first: list[dict], last: list[dict], answer: dict) -> str | None:
-    """Every thread asleep with no timeout in both readings, and none but the query thread ran in between."""
+def _blocked_throughout(
+    pid: int, inode: int, first: list[dict], last: list[dict], answer: dict, side: str
+) -> str | None:
+    """Every thread asleep with no timeout in both readings, and none but the query thread ran in between;
+    one of them in side's syscall (write or read) on the pipe."""
     if [t["tid"] for t in first] != [t["tid"] for t in last]:
         return "threads came or went during the proof"
     writers = 0
@@ -143,16 +159,16 @@ def _blocked_throughout(pid: int, inode: int, first: list[dict], last: list[dict
             continue
         if thread["switches"] != before["switches"] or thread["syscall"] != before["syscall"]:
             return f"thread {thread['tid']} ran during the proof"
-        if call.get("name") == "write" and sample.fd_target(pid, call["fd"]) == f"pipe:[{inode}]":
+        if call.get("name") == side and sample.fd_target(pid, call["fd"]) == f"pipe:[{inode}]":
             writers += 1
         elif not call.get("no_timeout"):
             return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
         elif call["name"] == "futex" and not call["private"]:
             return f"thread {thread['tid']} waits on a futex another process can wake"
-    return None if writers else "no thread is writing to the stdout pipe"
+    return None if writers else f"no thread is {'writing to' if side == 'write' else 'reading from'} the pipe"
 
 
-def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict) -> str | None:
+def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side: str) -> str | None:
     """Why something other than the probe could wake the process, or None when nothing can.
 
     threads is the first reading; the last one checks that no thread's syscall changed since.
@@ -167,8 +183,10 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict) -> st
         return f"POSIX timer exists ({timers[0]})"
     if live := sample.children(pid):
         return f"live child process {live} (its exit signals the process)"
-    if sample.pipe_readers(inode) != [os.getpid()]:
-        return f"pipe read end held by {sample.pipe_readers(inode)}, not the probe alone"
+    other_end = "read" if side == "write" else "write"  # the probe's end: only the probe may hold it
+    holders = sample.pipe_readers(inode) if other_end == "read" else sample.pipe_writers(inode)
+    if holders != [os.getpid()]:
+        return f"pipe {other_end} end held by {holders}, not the probe alone"
     query, query_peer = None, None
     if answer["fd"] is not None:
         query = sample.fd_target(pid, answer["fd"])

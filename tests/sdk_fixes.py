@@ -254,6 +254,47 @@ FIX_L9_BEFORE_WAIT = {
     ]
 }
 
+# L12, by a cancellable read: stdin_reader waits for stdin in the event loop (anyio.wait_readable on the
+# non-blocking fd) and reads what is there, so no thread sleeps in read(2) and a SIGINT's cancellation ends it.
+FIX_L12 = {
+    "server/stdio.py": [
+        (
+            "@asynccontextmanager\nasync def stdio_server(",
+            "async def _cancellable_lines(stdin):\n"
+            "    fd = stdin.wrapped.buffer.fileno()\n"
+            "    os.set_blocking(fd, False)\n"
+            '    pending = b""\n'
+            "    while True:\n"
+            "        await anyio.wait_readable(fd)\n"
+            "        try:\n"
+            "            chunk = os.read(fd, 65536)\n"
+            "        except BlockingIOError:\n"
+            "            continue\n"
+            "        if not chunk:\n"
+            "            if pending:\n"
+            '                yield pending.decode("utf-8", "replace")\n'
+            "            return\n"
+            '        *lines, pending = (pending + chunk).split(b"\\n")\n'
+            "        for line in lines:\n"
+            '            yield line.decode("utf-8", "replace") + "\\n"\n\n\n'
+            "@asynccontextmanager\nasync def stdio_server(",
+        ),
+        ("                    async for line in stdin:\n", "                    async for line in _cancellable_lines(stdin):\n"),
+    ]
+}
+
+# L12, by SIGINT's default action: while it serves, the transport gives SIGINT back its default disposition,
+# so the kernel ends the process whatever its threads are doing.
+FIX_L12_DEFAULT_SIGINT = {
+    "server/stdio.py": [
+        (
+            "    restore_stdin: Callable[[], None] | None = None\n",
+            '    __import__("signal").signal(__import__("signal").SIGINT, __import__("signal").SIG_DFL)\n'
+            "    restore_stdin: Callable[[], None] | None = None\n",
+        )
+    ]
+}
+
 FIXES = {
     "L1": FIX_L1,
     "L2": FIX_L2,
@@ -265,6 +306,7 @@ FIXES = {
     "L8": FIX_L8,
     "L9": FIX_L9,
     "L10": FIX_L10,
+    "L12": FIX_L12,
 }
 
 # More than one fix of the same defect: the probe must see each (the case id comes first, then the way).
@@ -273,6 +315,7 @@ OTHER_FIXES = {
     "L8-close-stdout": FIX_L8_CLOSE_STDOUT,
     "L9-before-wait": FIX_L9_BEFORE_WAIT,
     "L10-finish": FIX_L10_FINISH,
+    "L12-default-sigint": FIX_L12_DEFAULT_SIGINT,
 }
 
 # L1 fixed in shapes the proof must not be blind to: at stdin EOF the server arms something that ends

@@ -19,7 +19,7 @@ from stdio_probe.host_contract import end_server_group, process_exited
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
 
-OTHER_FIXES = {"L9-before-wait": "L9"}
+OTHER_FIXES = {"L9-before-wait": "L9", "L12-default-sigint": "L12"}
 WINDOW = Options(method="window", window=3.0)  # the window method, with a shorter window than the default 10 s
 
 
@@ -29,7 +29,7 @@ def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def runs(pinned) -> dict:
-    return _runs(pinned, ["L9"], Options())
+    return _runs(pinned, ["L9", "L12"], Options())
 
 
 @pytest.mark.parametrize("method", ["fast", "window"])
@@ -42,8 +42,10 @@ def test_each_other_fix_is_seen_by_both_methods(fix, method, fixed):
 
 
 def test_pinned_reproduces_with_the_window_method(pinned):
-    for case_id, run in _runs(pinned, ["L9"], WINDOW).items():
+    runs = _runs(pinned, ["L9", "L12"], WINDOW)
+    for case_id, run in runs.items():
         assert run["verdict"] == "reproduced", (case_id, run["reason"])
+    assert {s["decided_by"] for s in runs["L12"]["arms"]["bug"]["sigints"][:2]} == {"window"}
 
 
 def _left(runs: dict, arm: str) -> dict:
@@ -97,3 +99,19 @@ def test_end_server_group_in_the_hosts_group_signals_only_what_joined_it():
     finally:
         before.kill()
         before.wait(5)
+
+
+def test_l12_sigint_ends_the_server_only_the_third_time_while_stdin_is_open(runs):
+    bug = runs["L12"]["arms"]["bug"]
+    assert bug["idle"] and bug["thread_in_stdin_read"] and bug["stdin_open"]
+    first, second, third = bug["sigints"]
+    for step in (first, second):
+        assert (step["outcome"], step["decided_by"]) == ("running", "proof"), step
+        assert "anon_pipe_read" in {t["wchan"] for t in step["threads"]}, "a thread still reads the stdin pipe"
+    assert third["outcome"] == "exited" and third["exit_code"] == -2
+    control = runs["L12"]["arms"]["control"]
+    assert control["read_stream_ended"] and [s["outcome"] for s in control["sigints"]] == ["exited"]
+    mitigated = runs["L12"]["arms"]["mitigated"]
+    assert [s["outcome"] for s in mitigated["sigints"]] == ["running"], "the bug's trigger, before the contract"
+    # once its stdin is closed the reader returns, and the first SIGINT's KeyboardInterrupt ends it: by itself, -2
+    assert mitigated["shutdown"]["ended_by"] == "self" and mitigated["exit_code"] == -2

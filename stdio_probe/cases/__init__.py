@@ -11,6 +11,7 @@ from stdio_probe.cases import (
     l8_dead_server,
     l9_descendants,
     l10_native_cancel,
+    l12_sigint,
 )
 
 CASES = {
@@ -26,6 +27,7 @@ CASES = {
         l8_dead_server,
         l9_descendants,
         l10_native_cancel,
+        l12_sigint,
     )
 }
 # bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied

@@ -1,0 +1,179 @@
+"""L12: SIGINT does not end the server while its stdin is open.
+
+mcp/server/stdio.py reads stdin in stdin_reader with `async for line in
+stdin` over anyio.wrap_file: each line is a readline() in a worker thread
+(anyio.to_thread.run_sync), which cannot be cancelled. SIGINT reaches the
+event loop (asyncio.Runner's handler cancels the main task), the cancellation
+then waits for the worker thread, and the thread sleeps in read(2) on the
+stdin pipe until the client writes or closes it. A second SIGINT raises
+KeyboardInterrupt into the loop, and the interpreter's shutdown then waits to
+join that same thread; only a third ends the process. python-sdk #3551 (says
+TTY only), #2663.
+
+Bug: the server serving (it answered initialize), stdin open, SIGINT; up to
+SIGINTS of them, each recorded with the state after it. Control: stdin
+closed first (the fixture's read stream ends and it keeps its event loop
+running), then SIGINT: what differs is only the thread blocked on stdin.
+Mitigated: the bug's first SIGINT, then host_contract.shutdown_child (close
+stdin, drain stdout, bounded wait, SIGTERM, SIGKILL).
+
+After each SIGINT the probe waits for the exit. In the fast method it stops
+waiting on hang.prove_blocked_on_pipe's read-side proof (side="read"): every
+thread asleep with no timeout, one reading the empty stdin pipe whose write
+end only the probe holds, nothing else that can wake it; PROOF_SAMPLES proofs
+in a row. In the window method it waits the whole window.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from stdio_probe import fixture_log, hang, sample, wire
+from stdio_probe.host_contract import shutdown_child
+from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.spawn import TERM_GRACE, Child, spawn
+
+ID = "L12"
+TITLE = "SIGINT does not end the server while its stdin is open"
+SCRIPT = "fixture_stdio_writer.py"
+SIGINTS = 3  # the issue's reproduction: still running after the first and second, ended by the third
+PROOF_SAMPLES = 2  # consecutive proofs, SAMPLE_INTERVAL apart, before the server is called still running
+SAMPLE_INTERVAL = 0.05
+LINGER_AFTER_EOF = 30.0  # the control's server keeps its event loop this long after stdin EOF
+EXIT_BOUND = 5.0  # shutdown_child's wait for the server to exit by itself once its stdin is closed
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    """SIGINT with stdin open (bug), with stdin closed first (control), or once then shutdown_child (mitigated)."""
+    with fixture_log.EventsFile() as events:
+        timers = hang.TimerQuery()
+        try:
+            args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF)]
+            args += ["--timer-query-fd", str(timers.fixture_fd), "--events", events.path]
+            child = spawn(sdk.python, SCRIPT, args, sdk.env, pass_fds=(timers.fixture_fd,))
+        finally:
+            timers.spawned()
+        try:
+            record = _run(arm, child, timers, events, options)
+        finally:
+            child.stop()
+            timers.close()
+        record.update(fixture=SCRIPT, sdk_config=events.config(), **child.record())
+    return {**record, **fixture_log.not_applicable(record)}
+
+
+def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.EventsFile, options: Options) -> dict:
+    record: dict = {"serving": wire.initialize(child, None, options.window), "stdin_open": arm != "control"}
+    if not record["serving"]:
+        return record
+    if arm != "control":  # SIGINT once the server waits for input: between lines even this reader can be cancelled
+        record["idle"] = child.wait_for(lambda: _idle(child), options.window)
+        if not record["idle"]:
+            return record
+        record["thread_in_stdin_read"] = _reading_stdin(child)  # the SDK's way to wait; a fix may have none
+    else:
+        wire.close_stdin(child)
+        ended = child.wait_for(lambda: any(e["event"] == "read_stream_ended" for e in events.events()), options.window)
+        record["read_stream_ended"] = ended
+        if not ended:
+            return record
+    started, record["sigints"] = time.monotonic(), []
+    for n in range(1, (1 if arm == "mitigated" else SIGINTS) + 1):
+        os.kill(child.pid, signal.SIGINT)
+        sent = time.monotonic()
+        after = _after_sigint(child, timers if arm != "control" else None, options)
+        record["sigints"].append({"n": n, "sent_s": round(sent - started, 3), **after})
+        if after["outcome"] == "exited":
+            break
+    if arm == "mitigated":
+        done = shutdown_child(child.process, exit_bound=EXIT_BOUND, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
+        child.ended_by = None if done.ended_by == "self" else done.ended_by  # Child keeps only the signal that ended it
+        record["shutdown"] = {"ended_by": done.ended_by, "steps": done.steps, "elapsed_s": done.elapsed_s}
+    return record
+
+
+def _idle(child: Child) -> bool:
+    """Whether the server waits for input, however it reads: its stdin pipe empty, and every thread asleep
+    in two readings SAMPLE_INTERVAL apart without having run in between."""
+    if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
+        return False
+    first = sample.threads(child.pid)
+    time.sleep(SAMPLE_INTERVAL)
+    last = sample.threads(child.pid)
+    same = [(t["tid"], t["switches"]) for t in first] == [(t["tid"], t["switches"]) for t in last]
+    return bool(last) and same and all(t["state"] == "S" for t in last)
+
+
+def _reading_stdin(child: Child) -> bool:
+    """Whether a thread of the server sleeps in read(2) on its stdin pipe."""
+    inode = os.fstat(child.process.stdin.fileno()).st_ino
+    for thread in sample.threads(child.pid):
+        call = thread["syscall"]
+        if thread["state"] == "S" and call.get("name") == "read":
+            if sample.fd_target(child.pid, call["fd"]) == f"pipe:[{inode}]":
+                return True
+    return False
+
+
+def _after_sigint(child: Child, timers: hang.TimerQuery | None, options: Options) -> dict:
+    """Wait for the exit; in the fast method (stdin open, timers given) stop on PROOF_SAMPLES proofs in a row."""
+    sent, proofs, proof = time.monotonic(), 0, None
+    write_fd = None if child.process.stdin is None or child.process.stdin.closed else child.process.stdin.fileno()
+    decided_by = "window"
+    while time.monotonic() - sent < options.window:
+        if child.process.poll() is not None:
+            decided_by = "exit"
+            break
+        if timers is not None and write_fd is not None and options.method == "fast":
+            proof = hang.prove_blocked_on_pipe(child.pid, write_fd, ask_timers=timers.ask, side="read")
+            proofs = proofs + 1 if proof["proven"] else 0
+            if proofs >= PROOF_SAMPLES:
+                decided_by = "proof"
+                break
+        time.sleep(SAMPLE_INTERVAL)
+    running = child.process.poll() is None
+    after = {"outcome": "running" if running else "exited", "decided_by": decided_by}
+    after["after_s"] = round(time.monotonic() - sent, 3)
+    after["exit_code"] = None if running else child.process.returncode
+    if running:
+        after["threads"] = [
+            {"tid": t["tid"], "wchan": t["wchan"], "syscall": t["syscall"].get("name")}
+            for t in sample.threads(child.pid)
+        ]
+        after["why_not_proven"] = None if proof is None or decided_by == "proof" else proof["why_not"]
+    return after
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the server was still running after the first SIGINT (proven, or the whole window)."""
+    if not record.get("serving"):
+        return Finding(None, f"server never answered initialize (exit {record.get('exit_code')})", "never served")
+    if record.get("idle") is False:
+        return Finding(None, "the server was never seen waiting for input", "never idle")
+    if record.get("read_stream_ended") is False:
+        return Finding(None, "the server's read stream never ended after stdin was closed", "no stdin EOF seen")
+    where = "stdin open" if record["stdin_open"] else "stdin closed"
+    where += ", a thread in read(2) on it" if record.get("thread_in_stdin_read") else ""
+    steps = [_step(s) for s in record["sigints"]]
+    note = f"{where}: " + "; ".join(steps)
+    first = record["sigints"][0]
+    if shutdown := record.get("shutdown"):
+        note += (
+            f"; then shutdown_child: ended by {shutdown['ended_by']} {shutdown['elapsed_s']:.2f} s after closing stdin"
+        )
+        held = shutdown["ended_by"] in ("self", "SIGTERM")
+        return Finding(not held, note, f"shutdown_child: ended by {shutdown['ended_by']}")
+    if first["outcome"] == "running":
+        last = record["sigints"][-1]
+        end = f"exit {last['exit_code']} after SIGINT {last['n']}" if last["outcome"] == "exited" else "never ended"
+        return Finding(True, note, f"SIGINT ignored, {end}")
+    return Finding(False, note, f"SIGINT ended it: exit {first['exit_code']}")
+
+
+def _step(step: dict) -> str:
+    if step["outcome"] == "exited":
+        return f"SIGINT {step['n']}: exit {step['exit_code']} {step['after_s']:.2f} s later"
+    how = "proven blocked reading stdin" if step["decided_by"] == "proof" else "still running"
+    return f"SIGINT {step['n']}: {how} {step['after_s']:.2f} s later"
