@@ -29,7 +29,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 def assess(record: dict) -> Finding:
     """Shown when ping got no answer after the bad lines."""
     if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+        return session.not_initialized(record)
     if record["ping_answered"]:
         return Finding(False, "ping answered after invalid JSON and invalid UTF-8", "ping answered after bad lines")
     if not record["alive_after"]:
