@@ -109,10 +109,13 @@ def _lines(runs: list[dict]) -> Table:
     table.add_column("case", no_wrap=True, min_width=4)
     table.add_column("verdict", no_wrap=True, min_width=max(map(len, STYLES)))
     table.add_column("decisive evidence", no_wrap=True, overflow="ellipsis")
-    table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
+    contract = not all("server" in run for run in runs)  # server checks have no host-contract arm
+    if contract:
+        table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
     for run in runs:
         evidence = Text(headline(run))
-        table.add_row(run["case"], verdict_text(run["verdict"]), evidence, MITIGATION[run["mitigation"]["held"]])
+        held = [MITIGATION[run["mitigation"]["held"]]] if contract else []
+        table.add_row(run["case"], verdict_text(run["verdict"]), evidence, *held)
     return table
 
 

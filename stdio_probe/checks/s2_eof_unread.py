@@ -102,8 +102,11 @@ def assess(record: dict) -> Finding:
     flight = record["in_flight"]
     if not flight["seen"]:
         what = f"pipe {flight['pipe']['buffered']}/{flight['pipe']['capacity']}" if "pipe" in flight else "no answer"
-        return Finding(None, f"large answer never in flight ({what}, exit {record.get('exit_code')})",
-                       f"answer never in flight ({what})")
+        return Finding(
+            None,
+            f"large answer never in flight ({what}, exit {record.get('exit_code')})",
+            f"answer never in flight ({what})",
+        )
     if record["alive_at_decision"]:
         how = (
             f"hang proven {record['decided_after_eof_s']:.2f} s after EOF"

@@ -38,5 +38,8 @@ def assess(record: dict) -> Finding:
         return Finding(True, f"{where} of stdout is not JSON-RPC: {text!r}", f"{where}: {text!r}")
     if not record.get("initialized"):
         return session.not_initialized(record)
-    return Finding(False, f"all {stdout['lines']} stdout lines JSON-RPC ({stdout['bytes']} bytes)",
-                   f"all {stdout['lines']} lines JSON-RPC")
+    return Finding(
+        False,
+        f"all {stdout['lines']} stdout lines JSON-RPC ({stdout['bytes']} bytes)",
+        f"all {stdout['lines']} lines JSON-RPC",
+    )

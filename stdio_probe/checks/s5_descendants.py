@@ -41,15 +41,24 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         while (survivors := _survivors(s)) and time.monotonic() < deadline:
             time.sleep(0.02)
         reaped = s.reap_tree()
-        return {"initialized": True, "descendants_before": before, "server_ended_by_itself": by_itself,
-                "survivors": survivors, "reaped": reaped, "alive_after_reap": _survivors(s)}
+        return {
+            "initialized": True,
+            "descendants_before": before,
+            "server_ended_by_itself": by_itself,
+            "survivors": survivors,
+            "reaped": reaped,
+            "alive_after_reap": _survivors(s),
+        }
 
     return session.run(server, options, body)
 
 
 def _survivors(s: session.Session) -> list[dict]:
-    return [{"pid": p["pid"], "cmdline": p["cmdline"]} for p in s.tree() if p["pid"] != s.child.pid
-            and sample.is_live(p["pid"])]
+    return [
+        {"pid": p["pid"], "cmdline": p["cmdline"]}
+        for p in s.tree()
+        if p["pid"] != s.child.pid and sample.is_live(p["pid"])
+    ]
 
 
 def assess(record: dict) -> Finding:
@@ -59,7 +68,13 @@ def assess(record: dict) -> Finding:
     if survivors := record["survivors"]:
         listed = ", ".join(f"{p['pid']} {p['cmdline']!r}" for p in survivors)
         reaped = f"{len(record['reaped'])} reaped by the probe, {len(record['alive_after_reap'])} alive after"
-        return Finding(True, f"{len(survivors)} outlived the server: {listed} ({reaped})",
-                       f"{len(survivors)} outlived it: {survivors[0]['cmdline']}")
-    return Finding(False, f"no descendant outlived the server ({len(record['descendants_before'])} before)",
-                   "no descendant outlived it")
+        return Finding(
+            True,
+            f"{len(survivors)} outlived the server: {listed} ({reaped})",
+            f"{len(survivors)} outlived it: {survivors[0]['cmdline']}",
+        )
+    return Finding(
+        False,
+        f"no descendant outlived the server ({len(record['descendants_before'])} before)",
+        "no descendant outlived it",
+    )
