@@ -144,13 +144,15 @@ def _cell(run: dict | None) -> Text:
 
 def _full(runs: list[dict]) -> Table:
     table = Table(title="stdio lifecycle probe", show_lines=True)
-    for column in ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)"):
+    contract = not all("server" in run for run in runs)  # server checks have no host-contract arm
+    columns = ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)")
+    for column in columns if contract else columns[:-1]:
         table.add_column(column, overflow="fold")
     for run in runs:
         held = run["mitigation"]
-        contract = f"{MITIGATION[held['held']]}: {escape(held['note'])}"
+        cells = [f"{MITIGATION[held['held']]}: {escape(held['note'])}"] if contract else []
         verdict = verdict_text(run["verdict"])
-        table.add_row(Text(subject_title(run)), run["case"], verdict, Text(run["reason"]), contract)
+        table.add_row(Text(subject_title(run)), run["case"], verdict, Text(run["reason"]), *cells)
     return table
 
 
