@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from stdio_probe.cases import CASES
+from stdio_probe.checks import CHECKS
 from stdio_probe.expect import Problem
 from stdio_probe.record import subject, subject_title, write_text_atomic
 from stdio_probe.report import WORDS, headline
@@ -52,7 +53,7 @@ def junit(runs: list[dict], problems: list[Problem] | None) -> str:
 
 
 def _case_name(case_id: str) -> str:
-    title = getattr(CASES.get(case_id), "TITLE", "")
+    title = getattr(CASES.get(case_id) or CHECKS.get(case_id), "TITLE", "")
     return f"{case_id} {title}".strip()
 
 

@@ -8,13 +8,15 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
-from stdio_probe import ci_output, compare, envs, expect, record, report, runner, sdk, spawn, usage
+from stdio_probe import ci_output, compare, envs, expect, record, report, runner, sdk, server_args, spawn, usage
 from stdio_probe.cases import CASES, arms_of
+from stdio_probe.checks import CHECKS
 from stdio_probe.model import Options, Sdk
 from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
@@ -48,7 +50,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--version", action="store_true", help="the probe's version and the mcp it pins, then exit")
     parser.add_argument(
-        "--only", metavar="IDS", default=",".join(CASES), help="comma-separated case ids (default: all)"
+        "--only", metavar="IDS", help="comma-separated case ids, or with --server check ids (default: all)"
     )
     parser.add_argument(
         "--out",
@@ -93,6 +95,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="one case, one SDK: exit 0 not reproduced, 1 reproduced, 125 cannot tell (for git bisect run)",
     )
+    server_args.add_arguments(parser)
     _add_output_arguments(parser)
     return parser.parse_args(argv)
 
@@ -122,13 +125,17 @@ def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def selected_cases(only: str) -> list[str]:
+def selected_cases(only: str | None, known: dict = CASES) -> list[str]:
+    """The ids --only selects among known (the cases, or the server checks); all of them without --only."""
+    if only is None:
+        return list(known)
     ids = [part.strip().upper() for part in only.split(",") if part.strip()]
     if not ids:
         raise UsageError("--only selects no case")
-    unknown = [i for i in ids if i not in CASES]
+    unknown = [i for i in ids if i not in known]
     if unknown:
-        raise UsageError(f"unknown case {', '.join(unknown)} (known: {', '.join(CASES)})")
+        what = "case" if known is CASES else "check (with --server)"
+        raise UsageError(f"unknown {what} {', '.join(unknown)} (known: {', '.join(known)})")
     return list(dict.fromkeys(ids))
 
 
@@ -201,7 +208,7 @@ def _run(argv: list[str], errors: Console) -> int:
             print(usage.version())
             return EXIT_OK
         if args.list:
-            for case_id, case in CASES.items():
+            for case_id, case in {**CASES, **CHECKS}.items():
                 console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
             return EXIT_OK
         if args.markdown and not args.compare:
@@ -211,6 +218,8 @@ def _run(argv: list[str], errors: Console) -> int:
         if args.merge:
             return merge_files(args, console, errors)
         check_host()
+        if args.servers:
+            return run_servers(args, console, errors)
         case_ids = selected_cases(args.only)
         if not args.window > 0:
             raise UsageError("--window must be a positive number of seconds")
@@ -222,7 +231,7 @@ def _run(argv: list[str], errors: Console) -> int:
         if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
             raise UsageError("--bisect needs exactly one case (--only) and one SDK")
         expected = expect.load(args.expect) if args.expect else None
-    except (UsageError, SdkError, expect.ExpectationError, ResultsError) as exc:
+    except (UsageError, SdkError, expect.ExpectationError, ResultsError, server_args.ServerArgsError) as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
         return BISECT_ABORT if bisecting else EXIT_USAGE
     try:
@@ -232,17 +241,54 @@ def _run(argv: list[str], errors: Console) -> int:
         return BISECT_SKIP if args.bisect else EXIT_USAGE
 
     options = Options(window=args.window, method=args.method)
-    started = datetime.datetime.now(datetime.UTC)
     rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in arms_of(case_id)]
+    return record_and_finish(
+        lambda live: runner.run_matrix(sdks, case_ids, options, live) + failed,
+        rows, options, Gate(case_ids, expected), args, (console, errors),
+    )
+
+
+def record_and_finish(
+    run: Callable[[report.LiveArms], list[dict]],
+    rows: list[tuple[str, str, str]],
+    options: Options,
+    gate: Gate,
+    args: argparse.Namespace,
+    consoles: tuple[Console, Console],
+) -> int:
+    """run(live view) -> runs; then reap, write results.json, report, gate: the end of every run."""
+    console, errors = consoles
+    started = datetime.datetime.now(datetime.UTC)
     with report.LiveArms(console, rows) as live:
-        runs = runner.run_matrix(sdks, case_ids, options, live) + failed
+        runs = run(live)
     leftovers = spawn.reap_all()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
     written = write_results(args.out, record.results(meta, runs))
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
-    code = finish(runs, Gate(case_ids, expected), args, written, (console, errors))
+    code = finish(runs, gate, args, written, (console, errors))
     return bisect_code(runs) if args.bisect else code
+
+
+def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """--server: the checks S1-S6 on each server; bad input raises before anything is spawned."""
+    for option, given in (("--sdk", args.sdk), ("--python", args.python), ("--list-matrix", args.list_matrix)):
+        if given:
+            raise UsageError(f"{option} does not go with --server (the checks need no SDK)")
+    check_ids = selected_cases(args.only, CHECKS)
+    if not args.window > 0:
+        raise UsageError("--window must be a positive number of seconds")
+    servers = server_args.servers(args.servers)
+    check_outputs(args)
+    if args.bisect and (len(check_ids) != 1 or len(servers) != 1):
+        raise UsageError("--bisect needs exactly one check (--only) and one server")
+    expected = expect.load(args.expect) if args.expect else None
+    options = Options(window=args.window, method=args.method)
+    rows = [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].ARMS]
+    return record_and_finish(
+        lambda live: runner.run_servers(servers, check_ids, options, live),
+        rows, options, Gate(check_ids, expected), args, (console, errors),
+    )
 
 
 def check_outputs(args: argparse.Namespace) -> None:

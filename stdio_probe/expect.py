@@ -4,6 +4,7 @@ The file maps a case to a verdict for every SDK, or to verdicts per mcp version
 (or per subject: an SDK spec as given, a server's label):
 
     {"L1": "reproduced", "L3": {"2.2.0": "reproduced", "2.3.0": "not_reproduced"}}
+    {"S1": "not_reproduced", "S2": {"mcp-server-git": "reproduced", "time": "not_applicable"}}
 
 A run whose verdict differs from its entry is a mismatch, unless it did not
 decide (error, inconclusive): that is its own kind of problem, and so is an
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stdio_probe.cases import CASES
+from stdio_probe.checks import CHECKS
 from stdio_probe.decide import VERDICTS
 from stdio_probe.record import subject
 
@@ -40,8 +42,9 @@ def load(path: Path) -> dict[tuple[str, str | None], str]:
         raise ExpectationError(f"--expect {path}: expected an object of case -> verdict")
     entries: dict[tuple[str, str | None], str] = {}
     for case, expected in document.items():
-        if case not in CASES:
-            raise ExpectationError(f"--expect {path}: {case!r} is not a case ({', '.join(CASES)})")
+        if case not in CASES and case not in CHECKS:
+            known = ", ".join([*CASES, *CHECKS])
+            raise ExpectationError(f"--expect {path}: {case!r} is not a case or a server check ({known})")
         per_version = expected if isinstance(expected, dict) else {None: expected}
         for version, verdict in per_version.items():
             if verdict not in VERDICTS:

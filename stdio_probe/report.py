@@ -109,10 +109,13 @@ def _lines(runs: list[dict]) -> Table:
     table.add_column("case", no_wrap=True, min_width=4)
     table.add_column("verdict", no_wrap=True, min_width=max(map(len, STYLES)))
     table.add_column("decisive evidence", no_wrap=True, overflow="ellipsis")
-    table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
+    contract = not all("server" in run for run in runs)  # server checks have no host-contract arm
+    if contract:
+        table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
     for run in runs:
         evidence = Text(headline(run))
-        table.add_row(run["case"], verdict_text(run["verdict"]), evidence, MITIGATION[run["mitigation"]["held"]])
+        held = [MITIGATION[run["mitigation"]["held"]]] if contract else []
+        table.add_row(run["case"], verdict_text(run["verdict"]), evidence, *held)
     return table
 
 
@@ -141,13 +144,15 @@ def _cell(run: dict | None) -> Text:
 
 def _full(runs: list[dict]) -> Table:
     table = Table(title="stdio lifecycle probe", show_lines=True)
-    for column in ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)"):
+    contract = not all("server" in run for run in runs)  # server checks have no host-contract arm
+    columns = ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)")
+    for column in columns if contract else columns[:-1]:
         table.add_column(column, overflow="fold")
     for run in runs:
         held = run["mitigation"]
-        contract = f"{MITIGATION[held['held']]}: {escape(held['note'])}"
+        cells = [f"{MITIGATION[held['held']]}: {escape(held['note'])}"] if contract else []
         verdict = verdict_text(run["verdict"])
-        table.add_row(Text(subject_title(run)), run["case"], verdict, Text(run["reason"]), contract)
+        table.add_row(Text(subject_title(run)), run["case"], verdict, Text(run["reason"]), *cells)
     return table
 
 

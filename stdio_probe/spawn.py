@@ -149,18 +149,30 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
         except ForkServerUnavailable as exc:
             unavailable = str(exc)
     if process is None:
-        process = subprocess.Popen(
-            [python, str(FIXTURES / script), *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr_file,
-            env=child_env(env),
-            start_new_session=True,
-            pass_fds=pass_fds,
-        )
+        process = _popen([python, str(FIXTURES / script), *args], stderr_file, env, pass_fds)
+    else:
+        _track(process)
+    return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable)
+
+
+def _popen(argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
+    """Exec argv in a session of its own, with the run marker (child_env) and stdin, stdout pipes; tracked."""
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=child_env(env),
+        start_new_session=True,
+        pass_fds=pass_fds,
+    )
+    return _track(process)
+
+
+def _track(process: subprocess.Popen | ForkedProcess) -> subprocess.Popen | ForkedProcess:
     with _live_lock:
         _live.add(process)
-    return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable)
+    return process
 
 
 class StderrRing:
@@ -206,16 +218,7 @@ def spawn_command(command: str, env: dict[str, str] | None = None) -> tuple[Chil
     if not argv:
         raise ValueError("empty server command")
     server_id = uuid.uuid4().hex
-    process = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env({**(env or {}), SERVER_MARKER: server_id}),
-        start_new_session=True,
-    )
-    with _live_lock:
-        _live.add(process)
+    process = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id})
     return Child(process, time.monotonic(), StderrRing(process.stderr)), server_id
 
 

@@ -8,12 +8,14 @@ from pathlib import Path
 
 from stdio_probe import __version__
 from stdio_probe.cases import CASES
+from stdio_probe.checks import CHECKS
 
 PROG = "probe-stdio-lifecycle"
 DISTRIBUTION = "stdio-probe"
 
 USAGE = """\
 probe-stdio-lifecycle [options]
+       probe-stdio-lifecycle --server CMD [--large-call CALL] [--name LABEL]...
        probe-stdio-lifecycle --compare OLD NEW [--markdown]
        probe-stdio-lifecycle --merge OUT IN... [--expect FILE] [--junit PATH]
        probe-stdio-lifecycle --list | --list-matrix [--only IDS] [--sdk SPECS]
@@ -44,7 +46,10 @@ examples:
                                              a CI matrix to shard a sweep
   probe-stdio-lifecycle --merge results.json shards/*.json --expect FILE
                                              one results file of the shards
-  git bisect run probe-stdio-lifecycle --only L3 --sdk . --bisect"""
+  git bisect run probe-stdio-lifecycle --only L3 --sdk . --bisect
+  probe-stdio-lifecycle --server "mcp-server-git --repository ." \\
+      --large-call 'git_log {"repo_path": ".", "max_count": 1500}'
+                                             checks S1-S6 on any stdio server"""
 
 EXIT_CODES = """\
 exit codes:
@@ -60,7 +65,8 @@ exit codes:
 
 def epilog() -> str:
     cases = "\n".join(f"  {case_id:<4} {case.TITLE}" for case_id, case in CASES.items())
-    return f"cases:\n{cases}\n\n{EXAMPLES}\n\n{EXIT_CODES}"
+    checks = "\n".join(f"  {check_id:<4} {check.TITLE}" for check_id, check in CHECKS.items())
+    return f"cases:\n{cases}\n\nserver checks (--server):\n{checks}\n\n{EXAMPLES}\n\n{EXIT_CODES}"
 
 
 def version() -> str:

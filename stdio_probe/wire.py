@@ -59,59 +59,21 @@ def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> 
     return answered
 
 
-class StdoutReader:
-    """Drains a child's stdout in a thread, counting bytes and keeping parsed lines."""
-
-    def __init__(self, child: Child) -> None:
-        self.child = child
-        self.bytes = 0
-        self.messages: list[dict] = []
-        self.eof = threading.Event()
-        self.changed = threading.Condition()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        pending = b""
-        stream = self.child.process.stdout
-        while chunk := stream.read1(65536):
-            with self.changed:
-                self.bytes += len(chunk)
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    try:
-                        self.messages.append(json.loads(line))
-                    except ValueError:
-                        self.messages.append({"unparsed": line[:200].decode("utf-8", "replace")})
-                self.changed.notify_all()
-        with self.changed:
-            self.eof.set()
-            self.changed.notify_all()
-
-    def wait_for(self, predicate, timeout: float) -> bool:
-        """Wait until predicate(self) holds or EOF, at most timeout seconds; returns predicate(self)."""
-        with self.changed:
-            self.changed.wait_for(lambda: predicate(self) or self.eof.is_set(), timeout)
-            return bool(predicate(self))
-
-    def join(self, timeout: float) -> None:
-        self._thread.join(timeout)
-
-
 LINE_CAP = 65_536  # bytes of one stdout line kept (head and tail); a longer line is counted, not parsed
 KEPT_CAP = 1_048_576  # bytes of stdout lines kept in all; beyond, lines are counted and only answers' ids kept
 IDS_CAP = 1000
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,64}")\s*[,}]')
 
 
-class BoundedReader:
+class StdoutReader:
     """Reads a server's stdout lines in a thread, within bounds however much the server writes.
 
     A line is kept whole up to LINE_CAP bytes, else as its head and tail (the answer's id is found
     in either); kept lines stop at KEPT_CAP bytes, after which lines are only counted, answers'
-    ids still noted (up to IDS_CAP). messages are the kept JSON objects; the first line that is not a
-    JSON-RPC message (a banner, a log line, an empty line) is kept as offending. pause() stops
-    reading for good, leaving stdout unread from then on.
+    ids still noted (up to IDS_CAP). messages are the kept JSON-RPC messages, and any other line as
+    {"unparsed": its text, shortened}; the first line that is not a JSON-RPC message (a banner, a log
+    line, an empty line) is also kept as offending. pause() stops reading for good, leaving stdout
+    unread from then on. One reader for the cases' fixtures and the checks' servers alike.
     """
 
     def __init__(self, child: Child) -> None:
@@ -153,17 +115,17 @@ class BoundedReader:
         self.lines += 1
         whole = head if length <= LINE_CAP else None
         message = _parse(whole.rstrip(b"\r")) if whole is not None else _oversize(head, tail.rstrip(b"\r"), length)
-        if message is None and self.offending is None:
-            self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
         if message is None:
-            return
-        if "id" in message and "method" not in message and len(self.ids) < IDS_CAP:
+            if self.offending is None:
+                self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
+            message = {"unparsed": shorten_bytes(head)}
+        elif "id" in message and "method" not in message and len(self.ids) < IDS_CAP:
             self.ids.add(message["id"] if isinstance(message["id"], int | str) else None)
         if self._kept + min(length, LINE_CAP) <= KEPT_CAP:
             self._kept += min(length, LINE_CAP)
             self.messages.append(message)
 
-    def wait_for(self, predicate: Callable[[BoundedReader], bool], timeout: float) -> bool:
+    def wait_for(self, predicate: Callable[[StdoutReader], bool], timeout: float) -> bool:
         """Wait until predicate(self) holds or stdout ends, at most timeout seconds; returns predicate(self)."""
         deadline = time.monotonic() + timeout
         while not predicate(self) and not self.eof.is_set() and time.monotonic() < deadline:

@@ -16,6 +16,7 @@ import pytest
 
 from stdio_probe import cli, sample
 from stdio_probe.cases import CASES
+from stdio_probe.checks import CHECKS
 from stdio_probe.model import BRIEF_CHARS
 from stdio_probe.record import SCHEMA_PATH
 
@@ -79,10 +80,10 @@ def test_only_runs_just_those_cases(tmp_path):
     assert [run["case"] for run in json.loads(out.read_text())["runs"]] == ["L2", "L4"]
 
 
-def test_list_names_every_case():
+def test_list_names_every_case_and_server_check():
     done = probe("--list")
     assert done.returncode == 0
-    assert [line.split()[0] for line in done.stdout.splitlines()] == list(CASES)
+    assert [line.split()[0] for line in done.stdout.splitlines()] == [*CASES, *CHECKS]
 
 
 @pytest.mark.parametrize(

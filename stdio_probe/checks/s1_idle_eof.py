@@ -17,18 +17,11 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         if not s.initialize(options):
             return {"initialized": False}
         s.close_stdin()
-        return {"initialized": True, "exit_after_eof_s": s.wait_exit(options.window), "window_s": options.window}
+        return session.exit_after(s, "EOF", options.window)
 
     return session.run(server, options, body)
 
 
 def assess(record: dict) -> Finding:
     """Shown when the server was alive a window after EOF."""
-    if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
-    after = record["exit_after_eof_s"]
-    if after is None:
-        return Finding(True, f"alive {record['window_s']:g} s after EOF, ended by {record['ended_by']}",
-                       f"alive {record['window_s']:g} s after EOF")
-    return Finding(False, f"exited {record['exit_code']} by itself {after:.2f} s after EOF",
-                   f"exited {record['exit_code']} {after:.2f} s after EOF")
+    return session.assess_exit(record)

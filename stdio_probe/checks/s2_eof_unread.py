@@ -43,7 +43,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         eof_at = s.close_stdin()
         record.update(_observe(s, eof_at, options, prove=arm == "bug" and options.method == "fast"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
-            s.reader = wire.BoundedReader(s.child)  # the proof's test: drained, it should exit by itself
+            s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should exit by itself
             record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
         return record
 
@@ -98,12 +98,15 @@ def _observe(s: session.Session, eof_at: float, options: Options, prove: bool) -
 def assess(record: dict) -> Finding:
     """Shown when the server was alive after EOF at the window's end or on proof."""
     if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+        return session.not_initialized(record)
     flight = record["in_flight"]
     if not flight["seen"]:
         what = f"pipe {flight['pipe']['buffered']}/{flight['pipe']['capacity']}" if "pipe" in flight else "no answer"
-        return Finding(None, f"large answer never in flight ({what}, exit {record.get('exit_code')})",
-                       f"answer never in flight ({what})")
+        return Finding(
+            None,
+            f"large answer never in flight ({what}, exit {record.get('exit_code')})",
+            f"answer never in flight ({what})",
+        )
     if record["alive_at_decision"]:
         how = (
             f"hang proven {record['decided_after_eof_s']:.2f} s after EOF"

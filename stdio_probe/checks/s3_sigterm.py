@@ -12,24 +12,16 @@ ARMS = ("bug",)
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
     """initialize, then SIGTERM to the server's pid alone; wait the bound for its exit."""
-    bound = min(options.window, session.SIGTERM_BOUND)
 
     def body(s: session.Session) -> dict:
         if not s.initialize(options):
             return {"initialized": False}
         s.terminate()
-        return {"initialized": True, "exit_after_sigterm_s": s.wait_exit(bound), "bound_s": bound}
+        return session.exit_after(s, "SIGTERM", min(options.window, session.SIGTERM_BOUND))
 
     return session.run(server, options, body)
 
 
 def assess(record: dict) -> Finding:
     """Shown when the server was alive bound seconds after SIGTERM."""
-    if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
-    after = record["exit_after_sigterm_s"]
-    if after is None:
-        return Finding(True, f"alive {record['bound_s']:g} s after SIGTERM, ended by {record['ended_by']}",
-                       f"alive {record['bound_s']:g} s after SIGTERM")
-    how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"
-    return Finding(False, f"ended ({how}) {after:.2f} s after SIGTERM", f"{how} {after:.2f} s after SIGTERM")
+    return session.assess_exit(record)

@@ -37,6 +37,9 @@ def assess(record: dict) -> Finding:
         where = f"line {offending['line']}"
         return Finding(True, f"{where} of stdout is not JSON-RPC: {text!r}", f"{where}: {text!r}")
     if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
-    return Finding(False, f"all {stdout['lines']} stdout lines JSON-RPC ({stdout['bytes']} bytes)",
-                   f"all {stdout['lines']} lines JSON-RPC")
+        return session.not_initialized(record)
+    return Finding(
+        False,
+        f"all {stdout['lines']} stdout lines JSON-RPC ({stdout['bytes']} bytes)",
+        f"all {stdout['lines']} lines JSON-RPC",
+    )

@@ -1,8 +1,9 @@
 """S5: no descendant outlives the server, after its exit on stdin EOF and after SIGTERM.
 
 Descendants are found by the server's marker in their environment and by its session, re-parented
-ones included; what is still alive SURVIVOR_GRACE after the server ended has outlived it. The probe
-reaps them (session.end) and the record says which.
+ones included; what is still alive SURVIVOR_GRACE after the server ended has outlived it. Once they
+are recorded, the probe ends the server's whole process group and session and everything carrying
+its marker (Session.reap_tree); the record says which it reaped, and what it still found after.
 """
 
 from __future__ import annotations
@@ -39,24 +40,41 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         deadline = time.monotonic() + SURVIVOR_GRACE
         while (survivors := _survivors(s)) and time.monotonic() < deadline:
             time.sleep(0.02)
-        return {"initialized": True, "descendants_before": before, "server_ended_by_itself": by_itself,
-                "survivors": survivors}
+        reaped = s.reap_tree()
+        return {
+            "initialized": True,
+            "descendants_before": before,
+            "server_ended_by_itself": by_itself,
+            "survivors": survivors,
+            "reaped": reaped,
+            "alive_after_reap": _survivors(s),
+        }
 
     return session.run(server, options, body)
 
 
 def _survivors(s: session.Session) -> list[dict]:
-    return [{"pid": p["pid"], "cmdline": p["cmdline"]} for p in s.tree() if p["pid"] != s.child.pid
-            and sample.is_live(p["pid"])]
+    return [
+        {"pid": p["pid"], "cmdline": p["cmdline"]}
+        for p in s.tree()
+        if p["pid"] != s.child.pid and sample.is_live(p["pid"])
+    ]
 
 
 def assess(record: dict) -> Finding:
     """Shown when a descendant was alive SURVIVOR_GRACE after the server ended."""
     if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+        return session.not_initialized(record)
     if survivors := record["survivors"]:
         listed = ", ".join(f"{p['pid']} {p['cmdline']!r}" for p in survivors)
-        return Finding(True, f"{len(survivors)} outlived the server: {listed} (reaped by the probe)",
-                       f"{len(survivors)} outlived it: {survivors[0]['cmdline']}")
-    return Finding(False, f"no descendant outlived the server ({len(record['descendants_before'])} before)",
-                   "no descendant outlived it")
+        reaped = f"{len(record['reaped'])} reaped by the probe, {len(record['alive_after_reap'])} alive after"
+        return Finding(
+            True,
+            f"{len(survivors)} outlived the server: {listed} ({reaped})",
+            f"{len(survivors)} outlived it: {survivors[0]['cmdline']}",
+        )
+    return Finding(
+        False,
+        f"no descendant outlived the server ({len(record['descendants_before'])} before)",
+        "no descendant outlived it",
+    )

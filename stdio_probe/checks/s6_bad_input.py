@@ -20,8 +20,12 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             return {"initialized": False}
         sent = all(s.send(line) for line in BAD_LINES) and s.send({"jsonrpc": "2.0", "id": PING_ID, "method": "ping"})
         answered = sent and s.child.wait_for(lambda: PING_ID in s.reader.ids, options.window)
-        return {"initialized": True, "input_accepted": sent, "ping_answered": answered,
-                "alive_after": s.child.process.poll() is None}
+        return {
+            "initialized": True,
+            "input_accepted": sent,
+            "ping_answered": answered,
+            "alive_after": s.child.process.poll() is None,
+        }
 
     return session.run(server, options, body)
 
@@ -29,10 +33,13 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 def assess(record: dict) -> Finding:
     """Shown when ping got no answer after the bad lines."""
     if not record.get("initialized"):
-        return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+        return session.not_initialized(record)
     if record["ping_answered"]:
         return Finding(False, "ping answered after invalid JSON and invalid UTF-8", "ping answered after bad lines")
     if not record["alive_after"]:
-        return Finding(True, f"exited {record['exit_code']} after the bad lines, ping unanswered",
-                       f"exited {record['exit_code']} on bad input")
+        return Finding(
+            True,
+            f"exited {record['exit_code']} after the bad lines, ping unanswered",
+            f"exited {record['exit_code']} on bad input",
+        )
     return Finding(True, "alive, but ping unanswered after the bad lines", "ping unanswered after bad lines")

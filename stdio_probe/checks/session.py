@@ -1,7 +1,7 @@
 """One server under one check's arm: start it, shake hands, end it, and reap its whole tree.
 
 Every check starts its server here (spawn.spawn_command: own session, markers, bounded stderr)
-and reads its stdout through wire.BoundedReader. end() leaves nothing alive: the server's
+and reads its stdout through wire.StdoutReader. end() leaves nothing alive: the server's
 process group, then everything carrying its marker or in its session, and says what it reaped.
 """
 
@@ -13,9 +13,10 @@ import time
 from contextlib import suppress
 
 from stdio_probe import sample, spawn, wire
-from stdio_probe.model import Options, Server
+from stdio_probe.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
+REAP_BOUND = 1.0  # seconds SIGKILLed descendants have to be gone
 
 
 class Session:
@@ -25,7 +26,7 @@ class Session:
         self.server = server
         self.child, self.server_id = spawn.spawn_command(server.command)
         self.sid = self.child.pid  # its own session: start_new_session
-        self.reader: wire.BoundedReader | None = wire.BoundedReader(self.child)
+        self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child)
 
     def initialize(self, options: Options) -> bool:
         """initialize, its answer, notifications/initialized; bounded as wire.initialize bounds it."""
@@ -71,20 +72,31 @@ class Session:
         found |= {p["pid"]: p for p in sample.session_members(self.sid)}
         return [{**p, "ppid": sample.parent_pid(p["pid"])} for pid, p in sorted(found.items()) if pid != os.getpid()]
 
+    def reap_tree(self) -> list[dict]:
+        """Kill the server's whole tree: its process group and session (the leader may be gone), and
+        everything carrying its marker (re-parented or moved to a new session). What was alive, as found."""
+        left = {p["pid"]: _brief(p) for p in self.tree() if p["pid"] != self.child.pid}
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.sid, signal.SIGKILL)
+        left |= {p["pid"]: _brief(p) for p in spawn.reap_marked(spawn.SERVER_MARKER, self.server_id)}
+        for pid in left:
+            if sample.is_live(pid):
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + REAP_BOUND
+        while any(sample.is_live(pid) for pid in left) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return [left[pid] for pid in sorted(left)]
+
     def end(self) -> dict:
         """Stop the server (group SIGTERM, then SIGKILL) and reap its whole tree; its exit facts."""
         self.child.stop()
-        left = [p for p in self.tree() if p["pid"] != self.child.pid]
-        reaped = spawn.reap_marked(spawn.SERVER_MARKER, self.server_id)
-        for process in left:
-            if sample.is_live(process["pid"]):
-                with suppress(ProcessLookupError):
-                    os.kill(process["pid"], signal.SIGKILL)
+        reaped = self.reap_tree()
         if self.reader is not None:
             self.reader.join(1.0)
         record = self.child.record()
         record["command"] = self.server.command
-        record["reaped_at_end"] = [_brief(p) for p in {p["pid"]: p for p in left + reaped}.values()]
+        record["reaped_at_end"] = reaped
         if self.reader is not None:
             record["stdout"] = {"bytes": self.reader.bytes, "lines": self.reader.lines}
             if self.reader.offending:
@@ -107,3 +119,25 @@ def run(server: Server, options: Options, body) -> dict:
     finally:
         facts = session.end()
     return {**facts, **record}
+
+
+def not_initialized(record: dict) -> Finding:
+    """No evidence either way: the server never answered initialize."""
+    return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+
+
+def exit_after(s: Session, trigger: str, bound: float) -> dict:
+    """The record of a trigger (stdin EOF, SIGTERM) already given: how long the server took to exit, within bound."""
+    return {"initialized": True, "trigger": trigger, "exit_after_s": s.wait_exit(bound), "bound_s": bound}
+
+
+def assess_exit(record: dict) -> Finding:
+    """S1, S3: shown when the server was alive bound_s after its trigger; else how it ended, and when."""
+    if not record.get("initialized"):
+        return not_initialized(record)
+    trigger, after = record["trigger"], record["exit_after_s"]
+    if after is None:
+        alive = f"alive {record['bound_s']:g} s after {trigger}"
+        return Finding(True, f"{alive}, ended by {record['ended_by']}", alive)
+    how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"
+    return Finding(False, f"ended ({how}) {after:.2f} s after {trigger}", f"{how} {after:.2f} s after {trigger}")

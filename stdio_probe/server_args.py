@@ -1,0 +1,107 @@
+"""The command line of the server checks: --server COMMAND, and what applies to the --server before it.
+
+    --server "mcp-server-git --repository REPO" --large-call 'git_log {"repo_path": "REPO"}'
+    --server "uvx mcp-server-time" --name time
+
+--large-call and --name belong to the --server given just before them (each at most once per
+server), so several servers each get their own. Everything is checked here, before anything is
+spawned: a command shlex cannot split or whose program is not found, arguments that are not a
+JSON object: ServerArgsError; a --large-call or --name with no --server before it: parser.error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+
+from stdio_probe.model import Server
+
+
+class ServerArgsError(Exception):
+    """Bad server arguments: one line for the user (cli maps it to exit 2)."""
+
+
+class _ServerAction(argparse.Action):
+    """--server appends a server; --large-call and --name set a field of the last one."""
+
+    def __call__(self, parser, namespace, value, option_string=None) -> None:
+        given = getattr(namespace, self.dest)
+        if self.const == "command":
+            setattr(namespace, self.dest, [*given, {"command": value}])
+            return
+        if not given:
+            parser.error(f"{option_string} applies to the --server before it, and none was given")
+        if self.const in given[-1]:
+            parser.error(f"{option_string} given twice for --server {given[-1]['command']!r}")
+        given[-1][self.const] = value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """--server, --large-call and --name, in a group of their own."""
+    group = parser.add_argument_group(
+        "server checks (S1-S6) against any stdio server, no SDK needed",
+        "--large-call and --name apply to the --server just before them",
+    )
+    common = {"dest": "servers", "default": [], "action": _ServerAction}
+    group.add_argument(
+        "--server",
+        metavar="COMMAND",
+        const="command",
+        **common,
+        help="a server command line (split as a shell would, run by no shell); repeatable",
+    )
+    group.add_argument(
+        "--large-call",
+        metavar="'TOOL {JSON}'",
+        const="large_call",
+        **common,
+        help="a tools/call whose answer is larger than the pipe (S2): tool name, JSON arguments",
+    )
+    group.add_argument(
+        "--name",
+        metavar="LABEL",
+        const="label",
+        **common,
+        help="the server's label in the report and --expect (default: its program's name)",
+    )
+
+
+def servers(given: list[dict]) -> list[Server]:
+    """The Servers the arguments describe, labels made unique; ServerArgsError on anything that cannot run."""
+    found, labels = [], set()
+    for entry in given:
+        command = entry["command"]
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ServerArgsError(f"--server {command!r}: {exc}") from None
+        if not argv:
+            raise ServerArgsError("--server: empty command")
+        if shutil.which(argv[0]) is None:
+            raise ServerArgsError(f"--server {command!r}: {argv[0]} not found (not on PATH, or not executable)")
+        label = entry.get("label") or os.path.basename(argv[0])
+        if label in labels:
+            if "label" in entry:
+                raise ServerArgsError(f"--name {label!r} names two servers")
+            label = next(f"{label} #{n}" for n in range(2, len(given) + 2) if f"{label} #{n}" not in labels)
+        labels.add(label)
+        large = entry.get("large_call")
+        found.append(Server(label, command, None if large is None else large_call(large)))
+    return found
+
+
+def large_call(text: str) -> tuple[str, dict]:
+    """'TOOL {JSON}' -> (tool, arguments); the arguments may be left out ({})."""
+    tool, _, arguments = text.strip().partition(" ")
+    if not tool:
+        raise ServerArgsError("--large-call: no tool name")
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except ValueError as exc:
+        raise ServerArgsError(f"--large-call {text!r}: arguments are not JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise ServerArgsError(f"--large-call {text!r}: arguments must be a JSON object")
+    return tool, parsed

@@ -1,0 +1,252 @@
+"""The server checks (S1-S6) on real processes: a stdlib server (fixtures/fixture_check_server.py),
+well behaved by default and given each defect shape by a flag; a hostile one that must not hang
+the probe; the hang proof's foreign mode; and --server through the CLI.
+
+Every test also passes conftest's guard: no process of the run is left alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import pytest
+
+from stdio_probe import cli, runner, sample, spawn, wire
+from stdio_probe.checks import CHECKS
+from stdio_probe.model import Options, Server
+from stdio_probe.record import SCHEMA_PATH
+from stdio_probe.server_args import ServerArgsError, large_call
+from tests.test_outputs import assert_fits, probe
+
+FIXTURE = spawn.FIXTURES / "fixture_check_server.py"
+WINDOW = 3.0
+OK = "not_reproduced"
+BUG = "reproduced"
+WELL = dict.fromkeys(CHECKS, OK)
+
+
+def command(*flags: str) -> str:
+    return " ".join([sys.executable, str(FIXTURE), *flags])
+
+
+def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None) -> dict[str, dict]:
+    server = Server("fixture", command(*flags), ("large", {}))
+    runs = runner.run_servers([server], checks or list(CHECKS), Options(WINDOW, method), lambda *a: None)
+    return {run["case"]: run for run in runs}
+
+
+def assert_nothing_left(runs: dict[str, dict]) -> None:
+    """No process of the run is alive, and no check found one of its server's tree alive at its end."""
+    assert spawn.run_processes() == []
+    for run in runs.values():
+        for arm in run["arms"].values():
+            assert all(not sample.is_live(p["pid"]) for p in arm.get("reaped_at_end", []))
+
+
+SHAPES = {
+    "well-behaved": ((), WELL),
+    "no exit on EOF": (("--no-exit-on-eof",), WELL | {"S1": BUG, "S2": "inconclusive"}),
+    "ignores SIGTERM": (("--ignore-sigterm",), WELL | {"S3": BUG}),
+    "banner on stdout": (("--banner",), WELL | {"S4": BUG}),
+    "leaves a child": (("--leave-child",), WELL | {"S5": BUG}),
+    "leaves a child in a new session": (("--leave-child", "--child-new-session"), WELL | {"S5": BUG}),
+    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6": BUG}),
+    "large answer blocks the reading": (("--blocking-writes",), WELL | {"S2": BUG}),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_defect_shape_shows_in_its_check_alone(shape):
+    flags, expected = SHAPES[shape]
+    runs = run_checks(flags)
+    assert {case: run["verdict"] for case, run in runs.items()} == expected, {c: r["reason"] for c, r in runs.items()}
+    assert_nothing_left(runs)
+
+
+def test_a_descendant_that_outlives_the_server_is_listed_and_reaped():
+    runs = run_checks(("--leave-child", "--child-new-session"), checks=["S5"])
+    for arm in runs["S5"]["arms"].values():
+        (survivor,) = arm["survivors"]
+        assert "sleep 60" in survivor["cmdline"] and survivor in arm["reaped"] and arm["alive_after_reap"] == []
+    assert "reaped by the probe, 0 alive after" in runs["S5"]["reason"]
+    assert_nothing_left(runs)
+
+
+def test_large_answer_hang_is_proven_without_waiting_the_window():
+    runs = run_checks(("--blocking-writes",), checks=["S2"])
+    bug = runs["S2"]["arms"]["bug"]
+    assert bug["decided_by"] == "proof" and bug["decided_after_eof_s"] < WINDOW
+    assert bug["proof"]["timer_answer"] == {"tid": None, "fd": None, "itimers": {}}
+
+
+def test_no_proof_for_a_server_with_a_sigalrm_handler_the_window_decides():
+    runs = run_checks(("--blocking-writes", "--sigalrm-handler"), checks=["S2"])
+    bug = runs["S2"]["arms"]["bug"]
+    assert runs["S2"]["verdict"] == BUG and bug["decided_by"] == "window"
+    assert bug["decided_after_eof_s"] >= WINDOW
+    assert [a["why_not"] for a in bug["proof_attempts"]] == [
+        "SIGALRM has a handler (an interval timer could wake the process)"
+    ]
+
+
+@pytest.mark.parametrize("flags", [(), ("--blocking-writes",)], ids=["well-behaved", "blocking"])
+def test_fast_method_agrees_with_the_window_method(flags):
+    fast, window = run_checks(flags, "fast", ["S2"]), run_checks(flags, "window", ["S2"])
+    assert fast["S2"]["verdict"] == window["S2"]["verdict"] == (BUG if flags else OK)
+    assert window["S2"]["arms"]["bug"]["decided_by"] in ("window", "exit")
+    assert_nothing_left({**fast, "window": window["S2"]})
+
+
+def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
+    """Floods stdout and stderr, ignores SIGTERM, never exits on EOF, forks a child into a new session."""
+    flags = (
+        "--flood-stdout",
+        "--flood-stderr",
+        "--ignore-sigterm",
+        "--no-exit-on-eof",
+        "--leave-child",
+        "--child-new-session",
+    )
+    started = time.monotonic()
+    runs = run_checks(flags)
+    assert time.monotonic() - started < 8 * WINDOW
+    assert runs["S4"]["verdict"] == BUG and runs["S5"]["verdict"] == BUG and runs["S3"]["verdict"] == BUG
+    for run in runs.values():
+        for arm in run["arms"].values():
+            assert len(arm.get("stderr", "")) <= spawn.STDERR_LIMIT + 1
+            assert len(json.dumps(arm)) < 2 * wire.KEPT_CAP
+    assert_nothing_left(runs)
+
+
+def test_reader_keeps_within_bounds_whatever_the_server_writes():
+    flood = spawn.spawn_command(command("--flood-stdout"))[0]
+    try:
+        reader = wire.StdoutReader(flood)
+        assert reader.wait_for(lambda r: r.bytes > 3 * wire.KEPT_CAP, 20.0)
+        assert reader.offending["line"] == 1 and reader.offending["text"].startswith("flood")
+        assert sum(len(json.dumps(m)) for m in reader.messages) <= 2 * wire.KEPT_CAP
+    finally:
+        flood.stop()
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [("large", ("large", {})), ('git_log {"max_count": 1500}', ("git_log", {"max_count": 1500}))],
+)
+def test_large_call_is_a_tool_and_json_arguments(text, parsed):
+    assert large_call(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["x {bad", "x [1]", ""])
+def test_large_call_that_is_not_a_tool_and_a_json_object_is_refused(text):
+    with pytest.raises(ServerArgsError):
+        large_call(text)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--server", "no-such-server-xyz"], "no-such-server-xyz not found"),
+        (["--server", "python3 'unclosed"], "No closing quotation"),
+        (["--large-call", "large", "--server", "python3"], "applies to the --server before it"),
+        (["--server", "python3", "--large-call", "large {bad json"], "arguments are not JSON"),
+        (["--server", "python3", "--large-call", "a", "--large-call", "b"], "given twice"),
+        (["--server", "python3", "--only", "L1"], "unknown check (with --server) L1"),
+        (["--server", "python3", "--sdk", "2.2.0"], "--sdk does not go with --server"),
+        (["--server", "python3", "--name", "x", "--server", "python3", "--name", "x"], "names two servers"),
+    ],
+)
+def test_bad_server_input_is_one_line_exit_2_and_no_results(args, message, tmp_path):
+    out = tmp_path / "results.json"
+    done = probe(*args, "--out", str(out), cwd=tmp_path)
+    assert done.returncode == cli.EXIT_USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory):
+    """One CLI run of two fixture servers: a well-behaved one and one with a banner that blocks on large answers."""
+    folder = tmp_path_factory.mktemp("servers")
+    args = [
+        "--server",
+        command(),
+        "--large-call",
+        "large {}",
+        "--name",
+        "good",
+        "--server",
+        command("--banner", "--blocking-writes"),
+        "--large-call",
+        "large",
+        "--name",
+        "bad",
+        "--window",
+        str(WINDOW),
+        "--junit",
+        "junit.xml",
+        "--write-expect",
+        "expected.json",
+    ]
+    done = probe(*args, cwd=folder)
+    return {"done": done, "folder": folder, "args": args, "results": json.loads((folder / "results.json").read_text())}
+
+
+def test_cli_runs_every_check_on_every_server_and_records_its_identity(cli_run):
+    assert cli_run["done"].returncode == cli.EXIT_OK, cli_run["done"].stderr
+    runs = cli_run["results"]["runs"]
+    jsonschema.validate(cli_run["results"], json.loads(SCHEMA_PATH.read_text()))
+    verdicts = {(run["server"]["label"], run["case"]): run["verdict"] for run in runs}
+    assert verdicts == {("good", c): OK for c in CHECKS} | {("bad", c): OK for c in CHECKS} | {
+        ("bad", "S2"): BUG,
+        ("bad", "S4"): BUG,
+    }
+    assert runs[0]["server"] == {
+        "label": "good",
+        "command": command(),
+        "large_call": {"tool": "large", "arguments": {}},
+    }
+    assert_fits(cli_run["done"].stdout)
+    assert "bad" in cli_run["done"].stdout and "S6" in cli_run["done"].stdout
+
+
+def test_cli_junit_has_a_testcase_per_server_and_check(cli_run):
+    root = ET.parse(cli_run["folder"] / "junit.xml").getroot()
+    assert root.get("tests") == "12" and root.get("failures") == "2"
+    names = {(case.get("classname"), case.get("name").split()[0]) for case in root.iter("testcase")}
+    assert names == {(label, c) for label in ("good", "bad") for c in CHECKS}
+
+
+def test_cli_expect_is_keyed_by_server(cli_run):
+    folder = cli_run["folder"]
+    written = json.loads((folder / "expected.json").read_text())
+    assert written["S2"] == {"good": OK, "bad": BUG}
+    args = [a for a in cli_run["args"] if a not in ("junit.xml", "expected.json", "--junit", "--write-expect")]
+    (folder / "wrong.json").write_text(json.dumps({"S4": {"good": BUG}, "S1": {"absent": OK}}))
+    done = probe(*args, "--only", "S1,S4", "--expect", "wrong.json", "--out", "again.json", cwd=folder)
+    assert done.returncode == cli.EXIT_MISMATCH
+    assert "S4 on good: expected reproduced, got not_reproduced" in done.stderr
+    assert "S1 on absent: expected not_reproduced, but nothing in this run checked it" in done.stderr
+    met = probe(*args, "--only", "S1,S4", "--expect", "expected.json", "--out", "again.json", cwd=folder)
+    assert met.returncode == cli.EXIT_OK, met.stderr
+
+
+def test_a_single_server_summary_is_a_line_per_check_without_a_host_contract_column(cli_run, tmp_path):
+    done = probe("--server", command("--banner"), "--only", "S4", "--window", str(WINDOW), cwd=tmp_path)
+    assert done.returncode == cli.EXIT_OK, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if line.startswith(" S4")]
+    assert "reproduced" in line and "line 1" in line and "host contract" not in done.stdout
+    assert_fits(done.stdout)
+    assert os.path.exists(tmp_path / "results.json")
+
+
+def test_a_server_that_never_answers_is_inconclusive_not_a_finding(tmp_path):
+    runs = runner.run_servers([Server("sleep", "sleep 30")], ["S1", "S6"], Options(1.0), lambda *a: None)
+    assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"]
+    assert all("no answer to initialize" in run["reason"] for run in runs)
+    assert spawn.run_processes() == []

@@ -1,0 +1,149 @@
+"""Real servers nobody here wrote, for the server checks' tests: installed once, cached, reused.
+
+mcp-server-time and mcp-server-git come from the package index into a virtual environment of
+their own (never the probe's), made with the pinned uv; @modelcontextprotocol/server-filesystem
+comes from npm into a folder of its own, where node and npm exist. Both live under SERVERS_CACHE,
+named by a hash of what defines them, with a lock per folder (parallel test sessions) and a
+marker (servers.json) written last: a folder without it, or with another list, is rebuilt, and a
+failed build leaves nothing behind. Also here: the inputs of the large calls, a generated git
+repository (git_log) and a large text file (read_text_file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from stdio_probe.envs import CACHEDIR_TAG, base_python
+
+SERVERS_CACHE = Path(os.environ.get("STDIO_PROBE_SERVERS", Path.home() / ".cache" / "stdio-probe" / "servers"))
+PYTHON_SERVERS = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"]
+NPM_SERVERS = ["@modelcontextprotocol/server-filesystem@2026.8.31"]
+MARKER = "servers.json"
+INSTALL_TIMEOUT = 600
+LOG_COMMITS = 1500  # git_log of them all: an answer of about 317 KB, five pipes' worth
+TEXT_FILE_BYTES = 540_000
+
+
+class Unavailable(Exception):
+    """What the tests need cannot be had on this host (the reason is a skip's)."""
+
+
+def python_servers() -> Path:
+    """The bin folder of the environment with PYTHON_SERVERS (made on first use)."""
+    base = os.path.realpath(base_python())
+    folder = _folder("python", [*PYTHON_SERVERS, base])
+
+    def build() -> None:
+        uv = _uv()
+        _run([uv, "venv", "--quiet", "--python", base, str(folder)])
+        _run([uv, "pip", "install", "--quiet", "--python", str(folder / "bin" / "python"), *PYTHON_SERVERS])
+
+    _ensure(folder, PYTHON_SERVERS, build, lambda: all((folder / "bin" / _program(r)).exists() for r in PYTHON_SERVERS))
+    return folder / "bin"
+
+
+def npm_servers() -> Path:
+    """The node_modules folder with NPM_SERVERS (made on first use); Unavailable without node and npm."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise Unavailable("node and npm are needed for @modelcontextprotocol/server-filesystem")
+    folder = _folder("npm", NPM_SERVERS)
+
+    def build() -> None:
+        folder.mkdir(parents=True)
+        command = [npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), *NPM_SERVERS]
+        _run(command)
+
+    _ensure(folder, NPM_SERVERS, build, lambda: (folder / "node_modules" / "@modelcontextprotocol").is_dir())
+    return folder / "node_modules"
+
+
+def filesystem_server(root: Path) -> str:
+    """The command line of the filesystem server serving root (node runs its entry point: no shell, no npx)."""
+    entry = npm_servers() / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+    return f"{shutil.which('node')} {entry} {root}"
+
+
+def git_repo(path: Path, commits: int = LOG_COMMITS) -> Path:
+    """A git repository of commits commits, one file changed in each, made in one git fast-import."""
+    git = shutil.which("git")
+    if git is None:
+        raise Unavailable("git is needed for mcp-server-git's repository")
+    _run([git, "init", "--quiet", "--initial-branch", "main", str(path)])
+    stream = []
+    for n in range(1, commits + 1):
+        data = f"line {n}\n".encode()
+        stream.append(
+            f"commit refs/heads/main\nmark :{n}\ncommitter Probe Test <probe@example.com> {1_700_000_000 + n} +0000\n"
+            f"data {len(f'commit {n}')}\ncommit {n}\n"
+            + ("" if n == 1 else f"from :{n - 1}\n")
+            + f"M 100644 inline file.txt\ndata {len(data)}\n"
+        )
+        stream.append(data.decode() + "\n")
+    _run([git, "-C", str(path), "fast-import", "--quiet"], stdin="".join(stream))
+    _run([git, "-C", str(path), "checkout", "--quiet", "main"])
+    return path
+
+
+def text_file(path: Path, size: int = TEXT_FILE_BYTES) -> Path:
+    line = "the quick brown fox jumps over the lazy dog 0123456789\n"
+    path.write_text(line * (size // len(line) + 1))
+    return path
+
+
+def _folder(kind: str, identity: list[str]) -> Path:
+    return SERVERS_CACHE / f"{kind}-{hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:12]}"
+
+
+def _ensure(folder: Path, wanted: list[str], build: Callable[[], None], complete: Callable[[], bool]) -> None:
+    """Reuse folder when its marker lists wanted and it is complete; else build it afresh, under its lock."""
+    SERVERS_CACHE.mkdir(parents=True, exist_ok=True)
+    tag = SERVERS_CACHE / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text(CACHEDIR_TAG)
+    with open(folder.with_name(folder.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if json.loads((folder / MARKER).read_text()) == wanted and complete():
+                return
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            build()
+            (folder / MARKER).write_text(json.dumps(wanted))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+
+
+def _program(requirement: str) -> str:
+    return requirement.split("==")[0]
+
+
+def _uv() -> str:
+    try:
+        import uv
+    except ImportError:
+        raise Unavailable("uv (requirements-dev.txt pins it) is needed to install the Python servers") from None
+    return uv.find_uv_bin()
+
+
+def _run(command: list[str], stdin: str | None = None) -> None:
+    done = subprocess.run(command, input=stdin, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+    if done.returncode != 0:
+        what = " ".join([Path(command[0]).name, *command[1:3]])
+        raise RuntimeError(f"{what}: exit {done.returncode}: {done.stderr[-800:]}")
+
+
+if __name__ == "__main__":  # make the caches ahead of a test session: python -m tests.third_party
+    print(python_servers(), file=sys.stderr)
+    print(npm_servers(), file=sys.stderr)
