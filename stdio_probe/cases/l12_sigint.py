@@ -50,7 +50,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     with fixture_log.EventsFile() as events:
         timers = hang.TimerQuery()
         try:
-            args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF)]
+            args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
             args += ["--timer-query-fd", str(timers.fixture_fd), "--events", events.path]
             child = spawn(sdk.python, SCRIPT, args, sdk.env, pass_fds=(timers.fixture_fd,))
         finally:
