@@ -48,6 +48,7 @@ DRIVER = "driver_cancel.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server
 FIRE_AFTER = {"bug": 0.7, "control": 0.2, "mitigated": 0.7}  # when asyncio.timeout fires, s after initialize
 BODY = 0.4  # seconds the connection's body sleeps after initialize
+SLOW_ARMS = ("control", "mitigated")  # they wait out the SDK's 2 s grace before its SIGTERM: queued first
 PROOF_SAMPLES = 3  # consecutive proofs, driver.STUCK_CHECK apart, before the host is called stuck
 LINGER_BOUND = 60.0  # the server ignores stdin EOF for this long, then exits by itself (if nothing reaped it)
 STEP_TIMEOUT = 15.0  # no-progress bound per checkpoint: above the SDK's whole shutdown escalation (about 6 s)
