@@ -10,6 +10,7 @@ from stdio_probe.cases import (
     l7_request_surrogate,
     l8_dead_server,
     l10_native_cancel,
+    l11_lifespan_cleanup,
 )
 
 CASES = {
@@ -24,6 +25,7 @@ CASES = {
         l7_request_surrogate,
         l8_dead_server,
         l10_native_cancel,
+        l11_lifespan_cleanup,
     )
 }
 # bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied
