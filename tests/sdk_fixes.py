@@ -227,6 +227,24 @@ FIX_L10_FINISH = {
     ]
 }
 
+# L11, by the client's grace: stdio_client waits 30 s (not 2) for the server to exit by itself after
+# closing its stdin, so a server finishing a sync tool runs its lifespan cleanup before any signal.
+FIX_L11 = {
+    "client/stdio.py": [("PROCESS_TERMINATION_TIMEOUT = 2.0\n", "PROCESS_TERMINATION_TIMEOUT = 30.0\n")]
+}
+
+# L11, in the server: a sync tool's worker thread is abandoned when its request is cancelled, so stdin
+# EOF cancels it as it cancels an async tool, and the lifespan cleanup runs at once (the thread is left
+# to finish on its own).
+FIX_L11_ABANDON_THREAD = {
+    "server/mcpserver/utilities/func_metadata.py": [
+        (
+            "        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))\n",
+            "        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)\n",
+        )
+    ]
+}
+
 FIXES = {
     "L1": FIX_L1,
     "L2": FIX_L2,
@@ -237,6 +255,7 @@ FIXES = {
     "L7": FIX_L7,
     "L8": FIX_L8,
     "L10": FIX_L10,
+    "L11": FIX_L11,
 }
 
 # More than one fix of the same defect: the probe must see each (the case id comes first, then the way).
@@ -244,6 +263,7 @@ OTHER_FIXES = {
     "L7-at-caller": FIX_L7_AT_CALLER,
     "L8-close-stdout": FIX_L8_CLOSE_STDOUT,
     "L10-finish": FIX_L10_FINISH,
+    "L11-abandon-thread": FIX_L11_ABANDON_THREAD,
 }
 
 # L1 fixed in shapes the proof must not be blind to: at stdin EOF the server arms something that ends

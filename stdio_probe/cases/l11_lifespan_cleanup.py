@@ -63,7 +63,9 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
     server = {"pid": start["pid"] if start else None, "alive_after_host": alive, "events": logged}
-    return {"tool": tool, "tool_s": seconds, "grace_s": grace, **record, "server": server, "reaped_after_arm": reaped}
+    sdk_path = sdk.facts.get("mcp_path")
+    arm = {"tool": tool, "tool_s": seconds, "grace_s": grace, "sdk_mcp_path": sdk_path}
+    return {**arm, **record, "server": server, "reaped_after_arm": reaped}
 
 
 def _timeline(events: list[dict], origin: float) -> dict[str, float]:
@@ -92,6 +94,9 @@ def assess(record: dict) -> Finding:
         raised = returned["facts"]["raised"] if returned else None
         return Finding(None, f"the host never had the tool running ({raised or 'no return'})")
     facts, events = returned["facts"], server["events"]
+    ran = next((e["mcp_path"] for e in events if e["event"] == "config"), None)
+    if ran != record["sdk_mcp_path"]:
+        return Finding(None, f"the server ran the mcp at {ran}, not the SDK under test's")
     started = next(e for e in events if e["event"] == "tool_started")
     remaining = started["t"] + record["tool_s"] - facts["left_t"]
     if remaining < SDK_GRACE + TRIGGER_SLACK:
