@@ -229,9 +229,7 @@ FIX_L10_FINISH = {
 
 # L11, by the client's grace: stdio_client waits 30 s (not 2) for the server to exit by itself after
 # closing its stdin, so a server finishing a sync tool runs its lifespan cleanup before any signal.
-FIX_L11 = {
-    "client/stdio.py": [("PROCESS_TERMINATION_TIMEOUT = 2.0\n", "PROCESS_TERMINATION_TIMEOUT = 30.0\n")]
-}
+FIX_L11 = {"client/stdio.py": [("PROCESS_TERMINATION_TIMEOUT = 2.0\n", "PROCESS_TERMINATION_TIMEOUT = 30.0\n")]}
 
 # L11, in the server: a sync tool's worker thread is abandoned when its request is cancelled, so stdin
 # EOF cancels it as it cancels an async tool, and the lifespan cleanup runs at once (the thread is left
