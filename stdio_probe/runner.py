@@ -42,9 +42,11 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     the window method runs them one at a time, each a fresh exec, as the article did.
     """
     # SDKs interleaved, so each fork server is used as soon as its preload is done; every case's
-    # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them
+    # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them;
+    # the arms a case names in SLOW_ARMS (long fixed waits) before all others, so they do not end the run
     order = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
     order += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
+    order.sort(key=lambda job: job[1] not in getattr(CASES[job[0]], "SLOW_ARMS", ()))  # a case's slow arms first
     jobs = [(i, case_id, arm) for case_id, arm in order for i in range(len(sdks))]
     fast = options.method == "fast"
     warm = spawn.fork_servers([(sdk.python, sdk.env) for sdk in sdks]) if fast else contextlib.nullcontext()

@@ -39,6 +39,7 @@ TITLE = "lifespan cleanup skipped when a sync tool runs at shutdown"
 DRIVER = "driver_lifespan.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server
 TOOLS = {"bug": "slow_sync", "control": "slow", "mitigated": "slow_sync"}
+SLOW_ARMS = ("bug", "mitigated")  # runner.py queues them first: the SDK's 2 s grace, the tool's 2.5 s
 TOOL_S = 2.5  # how long the tool runs (fast method): past the SDK's 2 s grace, and little more
 SDK_GRACE = 2.0  # the grace of the 2.x SDK (PROCESS_TERMINATION_TIMEOUT) the trigger must outlast
 TRIGGER_SLACK = 0.1  # the SDK's exit poll and its signal's delivery
