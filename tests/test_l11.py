@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import mcp.client.stdio as stdio
 import pytest
 
-from stdio_probe.cases.l11_lifespan_cleanup import ended_by
+from stdio_probe.cases.l11_lifespan_cleanup import assess, ended_by
 from stdio_probe.driver import checkpoint
+from stdio_probe.host_contract import termination_grace
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
 
@@ -63,3 +65,22 @@ def test_sdk_without_server_api_is_not_applicable(broken):
     run = _run(broken("without-server-api"), Options())
     assert run["verdict"] == "not_applicable", run["reason"]
     assert "neither" in run["reason"]
+
+
+def test_termination_grace_raises_the_sdk_setting_for_the_block_only(monkeypatch):
+    default = stdio.PROCESS_TERMINATION_TIMEOUT
+    with termination_grace(default + 5):
+        assert stdio.PROCESS_TERMINATION_TIMEOUT == default + 5
+        with termination_grace(0.1):  # never lowers it
+            assert stdio.PROCESS_TERMINATION_TIMEOUT == default + 5
+    assert stdio.PROCESS_TERMINATION_TIMEOUT == default
+    monkeypatch.delattr(stdio, "PROCESS_TERMINATION_TIMEOUT")
+    with pytest.raises(LookupError), termination_grace(5):
+        pass
+
+
+def test_a_tool_ending_within_the_grace_is_no_evidence(pinned_run):
+    """An arm whose tool had less than the SDK's grace left when the host left did not test the defect."""
+    bug = pinned_run["arms"]["bug"]
+    finding = assess({**bug, "tool_s": 1.5})
+    assert finding.shown is None and "no trigger" in finding.note
