@@ -3,9 +3,10 @@
 The SDK's high-level server (MCPServer in mcp/server/mcpserver/server.py, 2.x;
 FastMCP, 1.x) runs a plain-function tool in a worker thread
 (anyio.to_thread.run_sync in mcpserver/utilities/func_metadata.py, call_fn)
-that no cancellation can stop: at stdin EOF the server cancels its request
-handlers, but the one awaiting the thread waits until the function returns,
-and the lifespan's cleanup runs only after that. The client meanwhile gives
+that no cancellation can stop: when the host leaves, the server cancels the
+call's handler (the client's courtesy notifications/cancelled, then stdin
+EOF ends the session), but a handler awaiting the thread waits until the
+function returns, and the lifespan's cleanup runs only after that. The client meanwhile gives
 it a fixed grace: stdio_client's shutdown (_stop_server_process in
 mcp/client/stdio.py) closes stdin, waits PROCESS_TERMINATION_TIMEOUT (2 s),
 then SIGTERMs the server's group; the server has no SIGTERM handler, so a
