@@ -16,6 +16,7 @@ as a parameter and touch only what they name below.
   run_connection       L10 run the connection in a task of its own: a native cancel reaches it once,
                            as an anyio cancellation its shielded shutdown honours
   end_server_group     L9  once stdio_client's context has exited, end what is left of the server's process group
+  termination_grace    L11 give a server the grace its longest tool call needs before the SDK's SIGTERM
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -407,3 +408,31 @@ async def _end_group(
             await anyio.sleep(0.02)
     if pids := left():
         log.warning("MCP server %d: %s of its process group %d survived SIGKILL", server, sorted(pids), group)
+
+
+@contextmanager
+def termination_grace(seconds: float) -> Iterator[None]:
+    """Prevents L11 (a server's lifespan cleanup is skipped when a sync tool is still running at shutdown).
+
+    stdio_client's shutdown closes the server's stdin, then waits
+    mcp.client.stdio.PROCESS_TERMINATION_TIMEOUT (2 s) for it to exit before
+    SIGTERM to its group. A server finishing a sync tool (a worker thread no
+    cancel can stop) exits only when the tool returns, and dies of that
+    SIGTERM before its lifespan's cleanup runs. Inside this block the grace is
+    at least seconds: choose it above the longest tool call the host lets run.
+    The SDK reads the setting when a shutdown starts, so the block must
+    enclose the exit of `async with stdio_client(...)`; it is process-wide (a
+    module setting, the only way the SDK offers), so every shutdown in the
+    block gets it, and it is restored on leaving. Raises LookupError on an SDK
+    without the setting (early 1.x releases terminate the server at once).
+    """
+    import mcp.client.stdio as stdio  # not at module level: the probe's parent has no SDK
+
+    if not hasattr(stdio, "PROCESS_TERMINATION_TIMEOUT"):
+        raise LookupError("this SDK's stdio_client has no PROCESS_TERMINATION_TIMEOUT to raise")
+    previous = stdio.PROCESS_TERMINATION_TIMEOUT
+    stdio.PROCESS_TERMINATION_TIMEOUT = max(previous, seconds)
+    try:
+        yield
+    finally:
+        stdio.PROCESS_TERMINATION_TIMEOUT = previous

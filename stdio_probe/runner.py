@@ -42,7 +42,8 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     the window method runs them one at a time, each a fresh exec, as the article did.
     """
     # SDKs interleaved, so each fork server is used as soon as its preload is done; every case's
-    # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them
+    # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them;
+    # the arms a case names in SLOW_ARMS (long fixed waits) before all others, so they do not end the run
     order = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
     order += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
     # an arm its case names slow (SLOW_ARMS: it waits out a fixed grace) starts first, so it ends with the rest

@@ -295,6 +295,22 @@ FIX_L12_DEFAULT_SIGINT = {
     ]
 }
 
+# L11, by the client's grace: stdio_client waits 30 s (not 2) for the server to exit by itself after
+# closing its stdin, so a server finishing a sync tool runs its lifespan cleanup before any signal.
+FIX_L11 = {"client/stdio.py": [("PROCESS_TERMINATION_TIMEOUT = 2.0\n", "PROCESS_TERMINATION_TIMEOUT = 30.0\n")]}
+
+# L11, in the server: a sync tool's worker thread is abandoned when its request is cancelled, so stdin
+# EOF cancels it as it cancels an async tool, and the lifespan cleanup runs at once (the thread is left
+# to finish on its own).
+FIX_L11_ABANDON_THREAD = {
+    "server/mcpserver/utilities/func_metadata.py": [
+        (
+            "        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))\n",
+            "        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs), abandon_on_cancel=True)\n",
+        )
+    ]
+}
+
 FIXES = {
     "L1": FIX_L1,
     "L2": FIX_L2,
@@ -306,6 +322,7 @@ FIXES = {
     "L8": FIX_L8,
     "L9": FIX_L9,
     "L10": FIX_L10,
+    "L11": FIX_L11,
     "L12": FIX_L12,
 }
 
@@ -315,6 +332,7 @@ OTHER_FIXES = {
     "L8-close-stdout": FIX_L8_CLOSE_STDOUT,
     "L9-before-wait": FIX_L9_BEFORE_WAIT,
     "L10-finish": FIX_L10_FINISH,
+    "L11-abandon-thread": FIX_L11_ABANDON_THREAD,
     "L12-default-sigint": FIX_L12_DEFAULT_SIGINT,
 }
 

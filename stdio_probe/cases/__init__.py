@@ -11,6 +11,7 @@ from stdio_probe.cases import (
     l8_dead_server,
     l9_descendants,
     l10_native_cancel,
+    l11_lifespan_cleanup,
     l12_sigint,
 )
 
@@ -27,6 +28,7 @@ CASES = {
         l8_dead_server,
         l9_descendants,
         l10_native_cancel,
+        l11_lifespan_cleanup,
         l12_sigint,
     )
 }

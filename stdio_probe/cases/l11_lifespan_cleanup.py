@@ -1,0 +1,122 @@
+"""L11: a server's lifespan cleanup is skipped when a sync tool is still running at shutdown.
+
+The SDK's high-level server (MCPServer in mcp/server/mcpserver/server.py, 2.x;
+FastMCP, 1.x) runs a plain-function tool in a worker thread
+(anyio.to_thread.run_sync in mcpserver/utilities/func_metadata.py, call_fn)
+that no cancellation can stop: when the host leaves, the server cancels the
+call's handler (the client's courtesy notifications/cancelled, then stdin
+EOF ends the session), but a handler awaiting the thread waits until the
+function returns, and the lifespan's cleanup runs only after that. The client meanwhile gives
+it a fixed grace: stdio_client's shutdown (_stop_server_process in
+mcp/client/stdio.py) closes stdin, waits PROCESS_TERMINATION_TIMEOUT (2 s),
+then SIGTERMs the server's group; the server has no SIGTERM handler, so a
+tool that outlasts the grace takes the cleanup with it. Related: python-sdk
+#1364, #1027; fastmcp #4927.
+
+Bug: the host leaves stdio_client as soon as the server has logged the start
+of slow_sync (TOOL_S s; the window in the window method). Control: the same
+with the async tool slow, which the server's cancel reaches. Mitigated: the
+bug's trigger, with the connection inside host_contract.termination_grace
+(the tool's length plus GRACE_MARGIN). The defect is shown when the server
+is gone without having logged its lifespan cleanup; an arm whose tool would
+have ended within SDK_GRACE + TRIGGER_SLACK s of the host leaving did not
+test it (no evidence). The fixture logs its own end (exit, or each signal
+as it arrives), so the record says how the server ended.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+
+from stdio_probe import sample, spawn
+from stdio_probe.driver import checkpoint, run_driver
+from stdio_probe.fixtures.fixture_events import read_events
+from stdio_probe.model import Finding, Options, Sdk
+
+ID = "L11"
+TITLE = "lifespan cleanup skipped when a sync tool runs at shutdown"
+DRIVER = "driver_lifespan.py"
+ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server
+TOOLS = {"bug": "slow_sync", "control": "slow", "mitigated": "slow_sync"}
+SLOW_ARMS = ("bug", "mitigated")  # runner.py queues them first: the SDK's 2 s grace, the tool's 2.5 s
+TOOL_S = 2.5  # how long the tool runs (fast method): past the SDK's 2 s grace, and little more
+SDK_GRACE = 2.0  # the grace of the 2.x SDK (PROCESS_TERMINATION_TIMEOUT) the trigger must outlast
+TRIGGER_SLACK = 0.1  # the SDK's exit poll and its signal's delivery
+GRACE_MARGIN = 2.0  # the mitigated host's grace beyond the tool's length
+STEP_SLACK = 15.0  # spawn, handshake and the SDK's whole escalation (about 6 s), beyond the tool and the grace
+
+
+def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
+    tool, arm_id = TOOLS[arm], uuid.uuid4().hex
+    seconds = TOOL_S if options.method == "fast" else options.window
+    grace = seconds + GRACE_MARGIN if arm == "mitigated" else None
+    with tempfile.TemporaryDirectory(prefix="probe-l11-") as folder:
+        events = str(Path(folder) / "server.events")
+        args = ["--tool", tool, "--seconds", str(seconds), "--events", events, "--arm-id", arm_id]
+        args += ["--contract", "--grace", str(grace)] if grace is not None else []
+        step = seconds + GRACE_MARGIN + STEP_SLACK
+        try:
+            record = run_driver(sdk, args, options, DRIVER, step)
+            logged = read_events(events)
+            start = next((e for e in logged if e["event"] == "start"), None)
+            alive = start is not None and sample.is_live(start["pid"])
+        finally:
+            reaped = spawn.reap_marked(ARM_MARKER, arm_id)
+    server = {"pid": start["pid"] if start else None, "alive_after_host": alive, "events": logged}
+    sdk_path = sdk.facts.get("mcp_path")
+    arm = {"tool": tool, "tool_s": seconds, "grace_s": grace, "sdk_mcp_path": sdk_path}
+    return {**arm, **record, "server": server, "reaped_after_arm": reaped}
+
+
+def _timeline(events: list[dict], origin: float) -> dict[str, float]:
+    """The first time of each event, in seconds after origin (a signal's under its name)."""
+    times: dict[str, float] = {}
+    for event in events:
+        name = event["name"] if event["event"] == "signal" else event["event"]
+        times.setdefault(name, round(event["t"] - origin, 3))
+    return times
+
+
+def ended_by(events: list[dict]) -> str:
+    """How the server ended, by its own log: the signal it logged, self (it logged its exit), or SIGKILL (neither)."""
+    signals = [e["name"] for e in events if e["event"] == "signal"]
+    if signals:
+        return signals[-1]
+    return "self" if any(e["event"] == "exit" for e in events) else "SIGKILL"
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the server, its tool running past the SDK's grace, ended without its lifespan cleanup."""
+    if record.get("not_applicable"):
+        return Finding(None, record["not_applicable"])
+    returned, server = checkpoint(record, "returned"), record["server"]
+    if returned is None or "left_t" not in returned["facts"]:
+        raised = returned["facts"]["raised"] if returned else None
+        return Finding(None, f"the host never had the tool running ({raised or 'no return'})")
+    facts, events = returned["facts"], server["events"]
+    ran = next((e["mcp_path"] for e in events if e["event"] == "config"), None)
+    if ran != record["sdk_mcp_path"]:
+        return Finding(None, f"the server ran the mcp at {ran}, not the SDK under test's")
+    started = next(e for e in events if e["event"] == "tool_started")
+    remaining = started["t"] + record["tool_s"] - facts["left_t"]
+    if remaining < SDK_GRACE + TRIGGER_SLACK:
+        return Finding(None, f"{record['tool']} would have ended {remaining:.2f} s after the host left: no trigger")
+    if server["alive_after_host"]:
+        return Finding(None, "the server was still alive after the host returned")
+    at = _timeline(events, facts["left_t"])
+    how = ended_by(events)
+    note = f"{record['tool']}({record['tool_s']:g}) in flight, {remaining:.2f} s left when the host left"
+    if record["grace_s"] is not None:
+        note += f" (grace {facts['termination_timeout_in_effect']:g} s)"
+    ended = at.get(how if how != "self" else "exit")
+    note += f"; server ended by {how}" + (f" {ended:.2f} s later" if ended is not None else "")
+    for name in ("tool_finished", "tool_cancelled"):
+        if name in at:
+            note += f"; {name.replace('_', ' ')} at {at[name]:.2f} s"
+    cleaned = "lifespan_cleanup" in at
+    note += f"; lifespan cleanup at {at['lifespan_cleanup']:.2f} s" if cleaned else "; no lifespan cleanup"
+    note += f"; host returned at {facts['returned_t'] - facts['left_t']:.2f} s"
+    short = f"no lifespan cleanup (ended by {how})" if not cleaned else f"lifespan cleanup ran (ended by {how})"
+    return Finding(not cleaned, note, short)

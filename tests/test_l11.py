@@ -1,0 +1,86 @@
+"""L11 on the pinned SDK (the raw facts its notes come from), on SDK copies fixed each way, and without a server API."""
+
+from __future__ import annotations
+
+import mcp.client.stdio as stdio
+import pytest
+
+from stdio_probe.cases.l11_lifespan_cleanup import assess, ended_by
+from stdio_probe.driver import checkpoint
+from stdio_probe.host_contract import termination_grace
+from stdio_probe.model import Options
+from stdio_probe.runner import run_matrix
+
+WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
+# each fix of L11 (tests/sdk_fixes.py): the client's grace, and the server abandoning the tool's thread on cancel
+FIXES = ["L11", "L11-abandon-thread"]
+
+
+def _run(sdk, options: Options) -> dict:
+    [run] = run_matrix([sdk], ["L11"], options, lambda *event: None)
+    return run
+
+
+def _logged(record: dict) -> list[str]:
+    return [e["name"] if e["event"] == "signal" else e["event"] for e in record["server"]["events"]]
+
+
+@pytest.fixture(scope="module")
+def pinned_run(pinned) -> dict:
+    return _run(pinned, Options())
+
+
+def test_the_sync_tool_takes_the_cleanup_with_it(pinned_run):
+    assert pinned_run["verdict"] == "reproduced", pinned_run["reason"]
+    bug, control, mitigated = (pinned_run["arms"][arm] for arm in ("bug", "control", "mitigated"))
+    assert checkpoint(bug, "started")["facts"]["sdk_termination_timeout"] == 2.0, "the SDK's own grace"
+    # bug: the tool still running when the SDK's SIGTERM came, no cleanup, no exit
+    assert _logged(bug)[-2:] == ["tool_started", "SIGTERM"] and ended_by(bug["server"]["events"]) == "SIGTERM"
+    # control: the async tool cancelled at stdin EOF, cleanup, exit by itself, no signal
+    assert _logged(control)[-3:] == ["tool_cancelled", "lifespan_cleanup", "exit"]
+    # mitigated: the tool finishes inside the host's grace, then cleanup and exit, no signal
+    assert _logged(mitigated)[-3:] == ["tool_finished", "lifespan_cleanup", "exit"]
+    assert checkpoint(mitigated, "returned")["facts"]["termination_timeout_in_effect"] == mitigated["grace_s"]
+    assert pinned_run["mitigation"]["held"] is True, pinned_run["mitigation"]["note"]
+    for record in (bug, control, mitigated):
+        assert not record["server"]["alive_after_host"] and record["reaped_after_arm"] == []
+
+
+def test_pinned_reproduces_with_the_window_method(pinned):
+    run = _run(pinned, WINDOW)
+    assert run["verdict"] == "reproduced", run["reason"]
+    assert run["arms"]["bug"]["tool_s"] == WINDOW.window
+
+
+@pytest.mark.parametrize("options", [Options(), WINDOW], ids=["fast", "window"])
+@pytest.mark.parametrize("fix", FIXES)
+def test_each_fix_is_not_reproduced(fix, options, fixed):
+    run = _run(fixed(fix), options)
+    assert run["verdict"] == "not_reproduced", run["reason"]
+    assert run["mitigation"]["held"] is True, run["mitigation"]["note"]
+    assert "lifespan_cleanup" in _logged(run["arms"]["bug"])
+
+
+def test_sdk_without_server_api_is_not_applicable(broken):
+    run = _run(broken("without-server-api"), Options())
+    assert run["verdict"] == "not_applicable", run["reason"]
+    assert "neither" in run["reason"]
+
+
+def test_termination_grace_raises_the_sdk_setting_for_the_block_only(monkeypatch):
+    default = stdio.PROCESS_TERMINATION_TIMEOUT
+    with termination_grace(default + 5):
+        assert stdio.PROCESS_TERMINATION_TIMEOUT == default + 5
+        with termination_grace(0.1):  # never lowers it
+            assert stdio.PROCESS_TERMINATION_TIMEOUT == default + 5
+    assert stdio.PROCESS_TERMINATION_TIMEOUT == default
+    monkeypatch.delattr(stdio, "PROCESS_TERMINATION_TIMEOUT")
+    with pytest.raises(LookupError), termination_grace(5):
+        pass
+
+
+def test_a_tool_ending_within_the_grace_is_no_evidence(pinned_run):
+    """An arm whose tool had less than the SDK's grace left when the host left did not test the defect."""
+    bug = pinned_run["arms"]["bug"]
+    finding = assess({**bug, "tool_s": 1.5})
+    assert finding.shown is None and "no trigger" in finding.note
