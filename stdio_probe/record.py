@@ -15,6 +15,9 @@ SCHEMA_VERSION history:
      runs[].pairs (a case's second bug/control pair, e.g. L1 and L2 through the SDK's high-level
      server API: {name: {verdict, reason}}); arms carry sdk_config (what the arm set explicitly and
      the SDK's defaults, read from the SDK), fixture, and L1's proof_attempts.
+  6  sdk.exclude_newer and sdk.exclude_newer_basis (the environment's resolution cut-off: a release's
+     upload time or a git tree's commit date), sdk.installed (what the environment was made with),
+     sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from stdio_probe import __version__, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 SCHEMA_PATH = package_file("results.schema.json")
 
 
