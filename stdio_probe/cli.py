@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,27 +153,71 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 
+PREPARE_PARALLEL = 4  # environments made at once: uv waits on the network and the disk more than on a core
+
+
 def prepare_sdks(
     requests: list[sdk.Request], env_dir: Path, case_ids: list[str], errors: Console
 ) -> tuple[list[Sdk], list[dict]]:
-    """Make every SDK ready; one that fails becomes error runs, unless it is the only one (then SdkError)."""
-    ready, failed = [], []
-    for request in requests:
-        if request.source != "interpreter":
-            errors.print(f"preparing SDK {request.spec} in {env_dir} ...", highlight=False, markup=False)
+    """Make every SDK ready (PREPARE_PARALLEL at a time, in the order asked); one that fails becomes error
+    runs, unless it is the only one (then SdkError). An interruption stops every environment command."""
+    made = [r for r in requests if r.source != "interpreter"]
+    if made:
+        at_once = f", {min(PREPARE_PARALLEL, len(made))} at a time" if len(made) > 1 else ""
+        names = made[0].spec if len(made) == 1 else f"{len(made)} SDKs"
+        errors.print(f"preparing {names} in {env_dir}{at_once} ...", highlight=False, markup=False)
+    with ThreadPoolExecutor(max_workers=PREPARE_PARALLEL) as pool:
+        futures = [pool.submit(_prepare_one, request, env_dir) for request in requests]
         try:
-            ready.append(sdk.resolve(request, env_dir))
-        except SdkError as exc:
-            if len(requests) == 1:
-                raise
-            errors.print(f"error: {exc}", highlight=False, markup=False)
-            failed += runner.unavailable(request.spec, {"source": request.source}, case_ids, f"SDK unavailable: {exc}")
+            outcomes = [future.result() for future in futures]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            envs.stop_all()
+            raise
+    ready, failed = [], []
+    for request, outcome in zip(requests, outcomes, strict=True):
+        if isinstance(outcome, Sdk):
+            ready.append(outcome)
+            continue
+        if len(requests) == 1:
+            raise outcome
+        errors.print(f"error: {outcome}", highlight=False, markup=False)
+        facts = {"source": request.source}
+        failed += runner.unavailable(request.spec, facts, case_ids, f"SDK unavailable: {outcome}")
     return ready, failed
+
+
+def _prepare_one(request: sdk.Request, env_dir: Path) -> Sdk | SdkError:
+    try:
+        return sdk.resolve(request, env_dir)
+    except SdkError as exc:
+        return exc
 
 
 def bisect_code(runs: list[dict]) -> int:
     """The one run's verdict in git bisect run's terms."""
     return {"reproduced": BISECT_BAD, "not_reproduced": BISECT_GOOD}.get(runs[0]["verdict"], BISECT_SKIP)
+
+
+def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError, out: str, errors: Console) -> int:
+    """A bisection step whose SDK cannot be made ready: a results file whose run says why, then skip (125)."""
+    facts = {"source": request.source} | (sdk.tree_commit(Path(request.target)) if request.source == "path" else {})
+    runs = runner.unavailable(request.spec, facts, case_ids, f"SDK unavailable: {exc}")
+    options = Options()
+    meta = record.metadata(options, record.main_argv(), datetime.datetime.now(datetime.UTC))
+    errors.print(write_results(out, record.results(meta, runs)), highlight=False, markup=False)
+    errors.print(bisect_line(runs[0], BISECT_SKIP), highlight=False, markup=False)
+    return BISECT_SKIP
+
+
+def bisect_line(run: dict, code: int) -> str:
+    """--bisect's last line: the case, the SDK (its version and commit when known), the verdict, the exit code."""
+    facts = run["sdk"]
+    named = [f"mcp {facts['version']}"] if facts.get("version") else []
+    named += [f"commit {facts['commit'][:12]}"] if facts.get("commit") else []
+    subject = ", ".join(named) or facts["spec"]
+    why = "" if run["verdict"] in ("reproduced", "not_reproduced") else f" ({run['reason']})"
+    return f"bisect: {run['case']} on {subject}: {run['verdict']}{why}, exit {code}"
 
 
 def entry_point() -> None:
@@ -223,7 +268,7 @@ def _run(argv: list[str], errors: Console) -> int:
         case_ids = selected_cases(args.only)
         if not args.window > 0:
             raise UsageError("--window must be a positive number of seconds")
-        requests = sdk.requests(args.sdk, args.python)
+        requests = sdk.requests(args.sdk, args.python, args.env_dir)
         if args.list_matrix:
             print(json.dumps(compare.matrix(requests, case_ids)))
             return EXIT_OK
@@ -238,7 +283,9 @@ def _run(argv: list[str], errors: Console) -> int:
         sdks, failed = prepare_sdks(requests, args.env_dir, case_ids, errors)
     except SdkError as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
-        return BISECT_SKIP if args.bisect else EXIT_USAGE
+        if not args.bisect:
+            return EXIT_USAGE
+        return bisect_unavailable(requests[0], case_ids, exc, args.out, errors)
 
     options = Options(window=args.window, method=args.method)
     rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in arms_of(case_id)]
@@ -267,7 +314,10 @@ def record_and_finish(
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
     code = finish(runs, gate, args, written, (console, errors))
-    return bisect_code(runs) if args.bisect else code
+    if not args.bisect:
+        return code
+    errors.print(bisect_line(runs[0], bisect_code(runs)), highlight=False, markup=False)
+    return bisect_code(runs)
 
 
 def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> int:

@@ -18,6 +18,9 @@ SCHEMA_VERSION history:
   6  server checks (--server): runs whose case is S1-S6 carry server {label, command, large_call}
      in place of sdk (exactly one of the two), arms of the check's own names (S5: eof, sigterm),
      and arm facts command, stdout {bytes, lines, offending}, reaped_at_end; case ids L or S.
+  7  sdk.exclude_newer and sdk.exclude_newer_basis (the environment's resolution cut-off: a release's
+     upload time or a git tree's commit date), sdk.installed (what the environment was made with),
+     sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 from stdio_probe import __version__, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 SCHEMA_PATH = package_file("results.schema.json")
 
 

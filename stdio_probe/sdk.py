@@ -4,22 +4,33 @@ An SDK comes from one of three sources: "pypi" (--sdk 2.3.0), "path" (--sdk
 a python-sdk checkout or an mcp wheel), or "interpreter" (--python, or by
 default this probe's own interpreter with the project's pinned mcp). The
 first two get an environment of their own (stdio_probe.envs).
+
+--sdk also takes ranges, resolved from the package index's release list
+(stdio_probe.index): "all" (every final release), oldest first and PEP 440 specifiers
+(">=1.20,<2": one entry, commas and all). Pre-releases come only when a
+specifier names one (PEP 440's rule, as pip applies it); yanked releases never.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from stdio_probe import envs
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from stdio_probe import envs, index
 from stdio_probe.facts import SdkError, read_facts
 from stdio_probe.model import Sdk
 
 _VERSION = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
+_SPECIFIER = re.compile(r"(~=|==|!=|<=|>=|<|>)")
+ALL = "all"
 
 
 @dataclass(frozen=True)
@@ -31,11 +42,19 @@ class Request:
     target: str
 
 
-def requests(sdk_arg: str | None, python_arg: str | None) -> list[Request]:
-    """What --sdk and --python ask for, checked without running anything; none means the pinned mcp."""
-    found = [_request(part.strip()) for part in (sdk_arg or "").split(",") if part.strip()]
-    if sdk_arg is not None and not found:
+def requests(sdk_arg: str | None, python_arg: str | None, cache_dir: Path | None = None) -> list[Request]:
+    """What --sdk and --python ask for, checked without running anything but a read of the release list
+    (for ranges); none means the pinned mcp."""
+    entries = split_entries(sdk_arg or "")
+    if sdk_arg is not None and not entries:
         raise SdkError("--sdk names no SDK")
+    if len(set(entries)) < len(entries):
+        raise SdkError("an SDK is named twice")
+    found: list[Request] = []
+    for entry in entries:
+        for request in _expand(entry, cache_dir or envs.default_cache()):
+            if request not in found:
+                found.append(request)
     if python_arg is not None:
         if not (os.path.isfile(python_arg) and os.access(python_arg, os.X_OK)):
             raise SdkError(f"--python {python_arg}: not an executable file")
@@ -43,6 +62,34 @@ def requests(sdk_arg: str | None, python_arg: str | None) -> list[Request]:
     if len({r.spec for r in found}) < len(found):
         raise SdkError("an SDK is named twice")
     return found or [Request("pinned", "interpreter", sys.executable)]
+
+
+def split_entries(sdk_arg: str) -> list[str]:
+    """--sdk's comma-separated entries, a specifier's own commas kept: ">=1.20,<2,2.3.0" is two entries."""
+    entries: list[str] = []
+    for part in (p.strip() for p in sdk_arg.split(",")):
+        if not part:
+            continue
+        if entries and _SPECIFIER.match(part) and _SPECIFIER.match(entries[-1]):
+            entries[-1] += f",{part}"
+        else:
+            entries.append(part)
+    return entries
+
+
+def _expand(entry: str, cache_dir: Path) -> list[Request]:
+    """One entry's SDKs: itself, or the releases a range selects, oldest first."""
+    if entry != ALL and not _SPECIFIER.match(entry):
+        return [_request(entry)]
+    try:
+        wanted = SpecifierSet("" if entry == ALL else entry)
+    except InvalidSpecifier:
+        raise SdkError(f"--sdk {entry}: not a PEP 440 version specifier (e.g. '>=1.20,<2')") from None
+    offered = sorted((r.version for r in index.releases(cache_dir) if not r.yanked), key=Version)
+    chosen = set(wanted.filter(offered, prereleases=None if entry != ALL else False))
+    if not chosen:
+        raise SdkError(f"--sdk {entry}: no release of mcp on the index matches")
+    return [Request(version, "pypi", version) for version in offered if version in chosen]
 
 
 def _request(spec: str) -> Request:
@@ -74,8 +121,43 @@ def resolve(request: Request, env_dir: Path) -> Sdk:
     if request.source == "interpreter":
         python, facts = request.target, read_facts(request.target, {})
     else:
-        python, facts = envs.ensure(envs.Source(request.source, request.target), env_dir)
+        python, facts = envs.ensure(source_of(request, env_dir), env_dir)
+        facts |= tree_commit(Path(request.target)) if request.source == "path" else {}
     return Sdk(spec=request.spec, python=python, facts=facts | {"source": request.source})
+
+
+def source_of(request: Request, env_dir: Path) -> envs.Source:
+    """What to install for a pypi or path request, with its cut-off: a release's upload time on the index,
+    a git tree's commit date (a wheel has none)."""
+    if request.source == "pypi":
+        found = index.release(request.target, env_dir)
+        if found is None:
+            raise SdkError(f"cannot install mcp=={request.target}: no such release of mcp on the package index")
+        return envs.Source("pypi", request.target, found.cutoff, "release_upload")
+    date = _git(Path(request.target), "log", "-1", "--format=%cd", "--date=format-local:%Y-%m-%dT%H:%M:%SZ")
+    return envs.Source("path", request.target, date, "commit_date" if date else None)
+
+
+def tree_commit(path: Path) -> dict:
+    """A git tree's HEAD commit (sdk.commit in results.json), or nothing for a wheel or a tree outside git."""
+    commit = _git(path, "rev-parse", "HEAD") if path.is_dir() else None
+    return {"commit": commit} if commit else {}
+
+
+def _git(tree: Path, *args: str) -> str | None:
+    if not tree.is_dir():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(tree), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, "TZ": "UTC"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
 
 
 def pinned(env: dict[str, str] | None = None, spec: str = "pinned") -> Sdk:

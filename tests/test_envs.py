@@ -23,11 +23,12 @@ from stdio_probe.sdk import Request, requests, resolve
 
 
 def make_wheel(folder: Path, body: str, version: str = "0.0.1") -> Path:
-    """A minimal valid mcp wheel whose mcp/__init__.py is body."""
+    """A minimal valid mcp wheel whose mcp/__init__.py is body (and empty stdio modules, for the import check)."""
     wheel = folder / f"mcp-{version}-py3-none-any.whl"
     info = f"mcp-{version}.dist-info"
     files = {
         "mcp/__init__.py": body,
+        **{f"mcp/{side}/{module}.py": "" for side in ("client", "server") for module in ("__init__", "stdio")},
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: mcp\nVersion: {version}\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
@@ -92,13 +93,17 @@ def test_tree_hash_follows_content_not_vcs_or_bytecode(tmp_path):
     assert envs.content_hash(tmp_path) != first
 
 
-def test_environment_is_made_once_reused_reinstalled_and_rebuilt(tmp_path):
+@pytest.mark.parametrize("tool", ["uv", "pip"])
+def test_environment_is_made_once_reused_and_rebuilt_when_its_source_changes(tmp_path, monkeypatch, tool):
+    if tool == "pip":
+        monkeypatch.setenv("STDIO_PROBE_ENV_TOOL", "pip")
     cache = tmp_path / "cache"
     wheel = make_wheel(tmp_path, "BODY = 1\n")
     request = Request(str(wheel), "path", str(wheel))
 
     made = resolve(request, cache)
     assert made.facts["source"] == "path" and made.facts["version"] == "0.0.1"
+    assert made.facts["env_tool"] == tool and made.facts["installed"] == [str(wheel)]
     assert (cache / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
     folder = Path(made.python).parent.parent
     sentinel = folder / "sentinel"
@@ -109,13 +114,24 @@ def test_environment_is_made_once_reused_reinstalled_and_rebuilt(tmp_path):
 
     make_wheel(tmp_path, "BODY = 2\n")  # same file name, new content: a bisection step
     changed = resolve(request, cache)
-    assert sentinel.exists(), "a changed local SDK is reinstalled in place, not rebuilt"
+    assert changed.python == made.python
+    assert not sentinel.exists(), "a changed local SDK gets a fresh environment: nothing of the last step stays"
     assert installed_body(changed.python) == "BODY = 2\n"
     assert changed.facts["content_hash"] != made.facts["content_hash"]
 
+    sentinel.write_text("again")
     os.unlink(made.python)  # a broken interpreter
     rebuilt = resolve(request, cache)
     assert not sentinel.exists() and installed_body(rebuilt.python) == "BODY = 2\n"
+
+
+def test_an_sdk_that_cannot_import_is_found_when_its_environment_is_made(tmp_path):
+    wheel = make_wheel(tmp_path, "import no_such_module_anywhere\n")
+    with pytest.raises(SdkError) as caught:
+        resolve(Request(str(wheel), "path", str(wheel)), tmp_path / "cache")
+    message = str(caught.value)
+    assert "cannot be imported" in message and "No module named 'no_such_module_anywhere'" in message
+    assert "\n" not in message
 
 
 def test_failed_creation_leaves_no_folder(tmp_path):

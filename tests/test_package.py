@@ -11,19 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import __version__
+from stdio_probe import __version__, envs
 
 ROOT = Path(__file__).resolve().parent.parent
 # what a build reads from the checkout: no environments, caches, build leftovers or results
 NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", "results*")
-
-
-def _uv() -> str | None:
-    try:
-        import uv
-    except ImportError:
-        return shutil.which("uv")
-    return uv.find_uv_bin()
 
 
 def _clean_env() -> dict:
@@ -51,7 +43,7 @@ def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(
     _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", ".", "-w", "dist", cwd=source)
     (wheel,) = (source / "dist").glob("stdio_probe-*.whl")
     venv = tmp_path / "venv"
-    uv = _uv()
+    uv = envs.find_uv()
     if uv:  # the fast way to the same result; pip below otherwise
         _run(uv, "venv", "-q", "--python", sys.executable, str(venv), cwd=tmp_path)
         _run(uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel), cwd=tmp_path)
@@ -68,8 +60,8 @@ def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(
     assert f"probe-stdio-lifecycle {__version__}" in version.stdout and "mcp==2.2.0" in version.stdout
 
 
-@pytest.mark.skipif(_uv() is None, reason="uv is not installed")
+@pytest.mark.skipif(envs.find_uv() is None, reason="uv is not installed")
 def test_uvx_from_the_checkout_lists_the_cases(source, tmp_path):
-    uvx = Path(_uv()).with_name("uvx")
+    uvx = Path(envs.find_uv()).with_name("uvx")
     done = _run(str(uvx), "--from", str(source), "probe-stdio-lifecycle", "--list", cwd=tmp_path)
     assert done.stdout.splitlines()[0].startswith("L1 ")
