@@ -30,6 +30,8 @@ MARKER = "servers.json"
 INSTALL_TIMEOUT = 600
 LOG_COMMITS = 1500  # git_log of them all: an answer of about 317 KB, five pipes' worth
 TEXT_FILE_BYTES = 540_000
+AUTHOR = "Probe Test <probe@example.com>"
+MESSAGE = "a one-line commit message of about the length that a real project's commits have"
 
 
 class Unavailable(Exception):
@@ -80,14 +82,13 @@ def git_repo(path: Path, commits: int = LOG_COMMITS) -> Path:
     _run([git, "init", "--quiet", "--initial-branch", "main", str(path)])
     stream = []
     for n in range(1, commits + 1):
-        data = f"line {n}\n".encode()
+        data = f"line {n}\n"
+        message = f"change {n}: {MESSAGE}"
+        parent = "" if n == 1 else f"from :{n - 1}\n"
         stream.append(
-            f"commit refs/heads/main\nmark :{n}\ncommitter Probe Test <probe@example.com> {1_700_000_000 + n} +0000\n"
-            f"data {len(f'commit {n}')}\ncommit {n}\n"
-            + ("" if n == 1 else f"from :{n - 1}\n")
-            + f"M 100644 inline file.txt\ndata {len(data)}\n"
+            f"commit refs/heads/main\nmark :{n}\ncommitter {AUTHOR} {1_700_000_000 + n} +0000\n"
+            f"data {len(message)}\n{message}\n{parent}M 100644 inline file.txt\ndata {len(data)}\n{data}\n"
         )
-        stream.append(data.decode() + "\n")
     _run([git, "-C", str(path), "fast-import", "--quiet"], stdin="".join(stream))
     _run([git, "-C", str(path), "checkout", "--quiet", "main"])
     return path
