@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import time
 from collections.abc import Callable
 
@@ -121,7 +120,7 @@ def _wait_readable(report, pid: int, idle_bound: float, stuck: Callable[[], dict
     evidence: dict = {}
 
     def ready(check: float) -> bool:
-        if select.select([report], [], [], check if stuck is None else STUCK_CHECK)[0]:
+        if sample.readable(report, check if stuck is None else STUCK_CHECK):
             return True
         if stuck is not None and (found := stuck()) is not None:
             evidence["stuck"] = found

@@ -23,6 +23,7 @@ marked with CACHEDIR.TAG so backup tools skip it.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -121,14 +122,23 @@ class _Tool:
         return [sys.executable, "-m", "pip", "--python", str(env_python), "install", "--quiet", *requirements]
 
 
+@functools.cache
 def find_uv() -> str | None:
-    """The uv binary of the uv package this probe depends on, else uv on PATH, else None."""
-    try:
-        import uv
+    """The uv binary of the uv package this probe depends on, else uv on PATH, else None.
 
-        return uv.find_uv_bin()
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
+    Found once, under a lock: uv.find_uv_bin reads sysconfig, whose first read is not thread-safe
+    (environments are prepared in threads).
+    """
+    with _find_lock:
+        try:
+            import uv
+
+            return uv.find_uv_bin()
+        except (ImportError, FileNotFoundError):
+            return shutil.which("uv")
+
+
+_find_lock = threading.Lock()
 
 
 def ensure(source: Source, cache: Path) -> tuple[str, dict]:

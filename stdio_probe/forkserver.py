@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import subprocess
@@ -51,7 +50,7 @@ class ForkedProcess:
     """A forked fixture, with the part of subprocess.Popen's interface the probe uses (signals go by pid).
 
     Its exit status comes from the fork server, its parent, over a status socket;
-    a wait holds the lock for one short select at a time, so other threads can poll.
+    a wait holds the lock for one short poll at a time, so other threads can poll.
     """
 
     def __init__(self, args: list[str], pid: int, status: socket.socket, stdin, stdout) -> None:
@@ -86,7 +85,7 @@ class ForkedProcess:
                     time.sleep(timeout)
                     return None
                 raise ForkServerError(f"pid {self.pid} ended after its fork server, which had its exit status")
-            if select.select([self._status], [], [], timeout)[0]:
+            if sample.readable(self._status, timeout):
                 data = self._status.recv(4096)
                 self._status.close()
                 self._status = None
@@ -142,7 +141,7 @@ class ForkServer:
         except (OSError, ForkServerUnavailable) as exc:
             why = self._give_up(str(exc) if isinstance(exc, ForkServerUnavailable) else f"fork server failed: {exc}")
             # a pid that arrived as the server was given up belongs to a child no arm will watch
-            if select.select([status], [], [], 0)[0] and (data := status.recv(4096)):
+            if sample.readable(status, 0) and (data := status.recv(4096)):
                 _kill_orphan(json.loads(data)["pid"])
             for fd in (stdin_w, stdout_r):
                 os.close(fd)
@@ -159,7 +158,7 @@ class ForkServer:
         started = progressed = time.monotonic()
         cpu = sample.cpu_seconds(self.process.pid)
         while time.monotonic() - progressed < STALL_BOUND and time.monotonic() - started < START_CAP:
-            if select.select([status], [], [], POLL_INTERVAL)[0]:
+            if sample.readable(status, POLL_INTERVAL):
                 if data := status.recv(4096):
                     return json.loads(data)["pid"]
                 break

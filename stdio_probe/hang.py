@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import socket
 import time
@@ -67,7 +66,7 @@ class TimerQuery:
             self._ours.sendall(b"?")
             while not data.endswith(b"\n"):
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._ours], [], [], left)[0]:
+                if left <= 0 or not sample.readable(self._ours, left):
                     return None
                 chunk = self._ours.recv(4096)
                 if not chunk:

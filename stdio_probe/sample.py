@@ -11,6 +11,7 @@ import array
 import fcntl
 import os
 import platform
+import select
 import socket
 import struct
 import termios
@@ -44,6 +45,17 @@ _WRITE = {"x86_64": 1, "aarch64": 64}
 _READ = {"x86_64": 0, "aarch64": 63}
 FUTEX_PRIVATE_FLAG = 128
 ARCH = platform.machine()
+
+
+def readable(source: object, timeout: float) -> bool:
+    """Whether source (an fd or an object with fileno()) is readable within timeout seconds.
+
+    poll(2), not select(2): select cannot watch an fd above 1023, and a sweep of many SDKs (a fork
+    server each) opens more than that in the probe.
+    """
+    poller = select.poll()
+    poller.register(source, select.POLLIN | select.POLLPRI)
+    return bool(poller.poll(max(0.0, timeout) * 1000))
 
 
 def _read(path: Path | str) -> str | None:

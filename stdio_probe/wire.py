@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import select
 import threading
 import time
 from collections.abc import Callable
 
+from stdio_probe import sample
 from stdio_probe.spawn import Child
 
 
@@ -46,7 +46,7 @@ def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> 
         fd, line = child.process.stdout.fileno(), bytearray()
 
         def one_line() -> bool:
-            while not line.endswith(b"\n") and select.select([fd], [], [], 0)[0]:
+            while not line.endswith(b"\n") and sample.readable(fd, 0):
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     break
@@ -92,7 +92,7 @@ class StdoutReader:
     def _run(self) -> None:
         head, tail, length = bytearray(), bytearray(), 0
         while not self._stop.is_set():
-            if not select.select([self.fd], [], [], 0.02)[0]:
+            if not sample.readable(self.fd, 0.02):
                 continue
             try:
                 chunk = os.read(self.fd, 65536)

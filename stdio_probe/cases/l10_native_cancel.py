@@ -65,7 +65,24 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
             server = _server_after_host(read_events(events))
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    return {"fire_after_s": fire_after, "body_s": BODY, **record, "server": server, "reaped_after_arm": reaped}
+    record = {"fire_after_s": fire_after, "body_s": BODY, **record, "server": server, "reaped_after_arm": reaped}
+    if arm == "control" and not record.get("not_applicable") and (lacking := cancel_not_survived(record)):
+        record["not_applicable"] = lacking
+    return record
+
+
+def cancel_not_survived(record: dict) -> str | None:
+    """The control's premise fails: the native cancel fired inside the body, before shutdown, the server was
+    signalled, and still the host never came back. Such an SDK's host does not survive a native cancel
+    anywhere (mcp 1.0's stdio_client has no shielded shutdown to defeat): the case does not apply."""
+    stuck, server = record.get("stuck"), record["server"]
+    if stuck is None or stuck["after_checkpoint"] != "started" or not server.get("signals"):
+        return None
+    return (
+        f"this SDK's host does not survive a native cancel even inside the session (control: the timeout fired "
+        f"{record['fire_after_s']:g} s after initialize, the server got {', '.join(server['signals'])}, the host "
+        f"stuck in stdio_client's exit): no shielded shutdown for the cancel to defeat"
+    )
 
 
 def _stuck_test(options: Options, events: str) -> StuckTest:

@@ -36,5 +36,6 @@ def assess(record: dict) -> Finding:
     rejected = "rejected" if after["facts"]["error"] else "accepted"
     note = f"second connect {rejected}: {sessions} sessions, {children} children; {len(closed['children'])} after close"
     note += "".join(f"; {n}" for n in after["facts"].get("notes", []))
+    note += f"; the group's close raised {closed['facts']['close_error']}" if closed["facts"].get("close_error") else ""
     short = f"{children} children alive, group has {sessions} session{'s' * (sessions != 1)}"
     return Finding(children > sessions, note, short)

@@ -53,7 +53,26 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
             record = run_driver(sdk, args, options, script=DRIVER, step_timeout=grace + BOUND_SLACK + STEP_SLACK)
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    return {"holder_s": holder, "grace_s": grace, **record, "reaped_after_arm": reaped}
+    record = {"holder_s": holder, "grace_s": grace, **record, "reaped_after_arm": reaped}
+    if arm == "control" and not record.get("not_applicable") and (lacking := eof_not_handled(record)):
+        record["not_applicable"] = lacking
+    return record
+
+
+def eof_not_handled(record: dict) -> str | None:
+    """The control's premise fails: the server died, no process held its stdout (so EOF came), and the call
+    still pended. Such an SDK fails no pending request at its server's stdout EOF (python-sdk #332, the
+    plain-EOF case), so there is no EOF handling for a held stdout to defeat: the case does not apply."""
+    point = checkpoint(record, "call")
+    if point is None:
+        return None
+    facts = point["facts"]
+    if facts["server"]["exit_seen_after_s"] is None or facts["holders"] or facts["call"]["outcome"] != "pending":
+        return None
+    return (
+        f"this SDK fails no pending request at its server's stdout EOF (control: the server exited, no process "
+        f"held its stdout, the call still pending {facts['grace_s']:g} s later; python-sdk #332)"
+    )
 
 
 def assess(record: dict) -> Finding:
