@@ -66,8 +66,27 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
     server = {"pid": start["pid"] if start else None, "alive_after_host": alive, "events": logged}
     sdk_path = sdk.facts.get("mcp_path")
-    arm = {"tool": tool, "tool_s": seconds, "grace_s": grace, "sdk_mcp_path": sdk_path}
-    return {**arm, **record, "server": server, "reaped_after_arm": reaped}
+    arm_facts = {"tool": tool, "tool_s": seconds, "grace_s": grace, "sdk_mcp_path": sdk_path}
+    record = {**arm_facts, **record, "server": server, "reaped_after_arm": reaped}
+    if arm == "control" and not record.get("not_applicable") and (lacking := async_tool_not_ended(record)):
+        record["not_applicable"] = lacking
+    return record
+
+
+def async_tool_not_ended(record: dict) -> str | None:
+    """The control's premise fails: the async tool was not ended at shutdown either, and the SDK's SIGTERM
+    skipped the cleanup (an SDK that does not cancel a request in flight when the host leaves). Then it is
+    not the sync tool's thread that skips the cleanup, and what the case isolates is not there."""
+    events = record["server"]["events"]
+    finding = assess(record)
+    if finding.shown is not True or ended_by(events) == "self":
+        return None
+    if any(e["event"] in ("tool_cancelled", "tool_finished") for e in events):
+        return None
+    return (
+        f"this SDK does not end even an async tool in flight when the host leaves (control: {record['tool']} "
+        f"neither cancelled nor finished, the server ended by {ended_by(events)}, no lifespan cleanup)"
+    )
 
 
 def _timeline(events: list[dict], origin: float) -> dict[str, float]:

@@ -59,7 +59,23 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
             record = run_driver(sdk, args, options, script=DRIVER, step_timeout=step_timeout)
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    return {"descendant_s": descendant_s, **record, "reaped_after_arm": reaped}
+    record = {"descendant_s": descendant_s, **record, "reaped_after_arm": reaped}
+    if arm == "control" and not record.get("not_applicable") and (lacking := no_group_kill(record)):
+        record["not_applicable"] = lacking
+    return record
+
+
+def no_group_kill(record: dict) -> str | None:
+    """The control's premise fails: the server ignoring stdin EOF got no signal from the SDK at all, and its
+    descendant survived. Such an SDK has no escalation to a group kill (mcp 1.0.0 waits for the server), so
+    there is no group kill for a prompt exit to skip: the case does not apply."""
+    point = checkpoint(record, "left")
+    if point is None or assess(record).shown is not True or point["facts"]["server"]["signals"]:
+        return None
+    return (
+        f"this SDK signals no server that ignores stdin EOF (control: no signal in its {LINGER_BOUND:g} s linger, "
+        "it exited by itself and its descendant lived on): there is no group kill for a prompt exit to skip"
+    )
 
 
 def assess(record: dict) -> Finding:
