@@ -33,6 +33,7 @@ PRELOAD = (
     "anyio._backends._asyncio",
     "anyio._core._subprocesses",
 )
+SHIM_SOCKET_ENV = "PROBE_FORK_SOCKET"  # fixtures/fork_shim.py's: set for every forked fixture, so a driver finds it
 STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
 START_CAP = 60.0  # the longest a fork may wait for its pid, progress or not
 POLL_INTERVAL = 0.1
@@ -105,17 +106,21 @@ class ForkServer:
     def __init__(self, python: str, script: Path, env: dict[str, str]) -> None:
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._stderr = tempfile.TemporaryFile()
+        # where fixtures/fork_shim.py reaches it (a folder only we can enter); every fork inherits the address
+        self._folder = tempfile.TemporaryDirectory(prefix="probe-fork-")
+        self.shim_socket = listen = str(Path(self._folder.name) / "fork.sock")
         # Its stdin and stdout are pipes and its stderr a file, as every fixture's are: the objects that
         # wrap fds 0-2 are built at start-up and keep what they learnt then (seekable, isatty), and each
         # child inherits them.
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         self.process = subprocess.Popen(
-            [python, str(script), "--control-fd", str(theirs.fileno()), "--preload", ",".join(PRELOAD)],
+            [python, str(script), "--control-fd", str(theirs.fileno()), "--preload", ",".join(PRELOAD)]
+            + ["--listen", listen],
             stdin=stdin_r,
             stdout=stdout_w,
             stderr=self._stderr,
-            env=env,
+            env={**env, SHIM_SOCKET_ENV: listen},
             start_new_session=True,
             pass_fds=(theirs.fileno(),),
         )
@@ -191,6 +196,7 @@ class ForkServer:
             self.process.kill()
             self.process.wait()
         self._stderr.close()
+        self._folder.cleanup()
 
 
 def _kill_orphan(pid: int) -> None:

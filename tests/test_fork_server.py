@@ -9,12 +9,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 import pytest
 
-from stdio_probe import spawn
+from stdio_probe import sample, spawn
 from stdio_probe.fixtures.fork_server import ORPHAN_BOUND
-from stdio_probe.forkserver import ForkServer
+from stdio_probe.forkserver import SHIM_SOCKET_ENV, ForkServer
 
 REPORT = textwrap.dedent(
     """
@@ -112,3 +113,67 @@ def test_fork_server_whose_probe_is_gone_ends_its_children_and_reports_them(serv
     server._control.close()
     assert process.wait(ORPHAN_BOUND + 5) == -signal.SIGKILL
     assert server.process.wait(5) == 0
+
+
+SHIMMED = textwrap.dedent(
+    """
+    import json, os, signal, sys, time
+    signal.signal(signal.SIGTERM, lambda *_: (print("term", flush=True), sys.exit(7)))
+    print(json.dumps({"pid": os.getpid(), "marker": os.environ.get("SHIM_TEST"), "argv": sys.argv[1:]}), flush=True)
+    line = sys.stdin.readline()
+    print("eof" if not line else line.strip(), flush=True)
+    if sys.argv[1:] == ["wait"]:
+        time.sleep(60)
+    """
+)
+
+
+def _shimmed(server, tmp_path, *args):
+    """The script started through fork_shim.py as the SDK's stdio_client starts a server: pipes, own session."""
+    script = tmp_path / "shimmed.py"
+    script.write_text(SHIMMED)
+    deadline = time.monotonic() + 30  # the server binds it as it starts; every fork comes after that
+    while not os.path.exists(server.shim_socket) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    env = {SHIM_SOCKET_ENV: server.shim_socket, "SHIM_TEST": "from the shim"}
+    shim = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(spawn.FIXTURES / "fork_shim.py"), str(script), *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+    )
+    started = json.loads(shim.stdout.readline())
+    return shim, started
+
+
+def test_shimmed_server_is_forked_on_the_shims_pipes_with_its_environment(server, tmp_path):
+    shim, started = _shimmed(server, tmp_path, "echo")
+    assert started["marker"] == "from the shim" and started["argv"] == ["echo"]
+    assert started["pid"] != shim.pid and os.getsid(started["pid"]) == started["pid"]
+    shim.stdin.write(b"hello\n")
+    shim.stdin.flush()
+    assert shim.stdout.readline() == b"hello\n"
+    shim.stdin.close()  # the server's EOF: the shim holds no copy of the pipe
+    assert shim.stdout.read() == b""
+    assert shim.wait(10) == 0
+
+
+def test_shim_relays_a_signal_and_ends_as_its_server_did(server, tmp_path):
+    shim, started = _shimmed(server, tmp_path, "wait")
+    os.killpg(shim.pid, signal.SIGTERM)  # as the SDK signals the server's group
+    assert shim.stdout.readline() == b"term\n"
+    assert shim.wait(10) == 7
+    shim.stdin.close()
+
+
+def test_a_shim_killed_takes_its_server_with_it(server, tmp_path):
+    """SIGKILL cannot be relayed: the fork server ends the server's group when its shim dies first."""
+    shim, started = _shimmed(server, tmp_path, "wait")
+    os.killpg(shim.pid, signal.SIGKILL)
+    assert shim.wait(10) == -signal.SIGKILL
+    deadline = time.monotonic() + 5
+    while sample.is_live(started["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not sample.is_live(started["pid"])
+    shim.stdin.close()

@@ -34,6 +34,7 @@ def test_the_sync_tool_takes_the_cleanup_with_it(pinned_run):
     assert pinned_run["verdict"] == "reproduced", pinned_run["reason"]
     bug, control, mitigated = (pinned_run["arms"][arm] for arm in ("bug", "control", "mitigated"))
     assert checkpoint(bug, "started")["facts"]["sdk_termination_timeout"] == 2.0, "the SDK's own grace"
+    assert checkpoint(bug, "started")["facts"]["launch"] == "fork_shim", "the fast method forks the server warm"
     # bug: the tool still running when the SDK's SIGTERM came, no cleanup, no exit
     assert _logged(bug)[-2:] == ["tool_started", "SIGTERM"] and ended_by(bug["server"]["events"]) == "SIGTERM"
     # control: the async tool cancelled at stdin EOF, cleanup, exit by itself, no signal
@@ -50,6 +51,7 @@ def test_pinned_reproduces_with_the_window_method(pinned):
     run = _run(pinned, WINDOW)
     assert run["verdict"] == "reproduced", run["reason"]
     assert run["arms"]["bug"]["tool_s"] == WINDOW.window
+    assert checkpoint(run["arms"]["bug"], "started")["facts"]["launch"] == "exec", "the reference execs the server"
 
 
 @pytest.mark.parametrize("options", [Options(), WINDOW], ids=["fast", "window"])

@@ -66,12 +66,18 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
 
 
 def no_group_kill(record: dict) -> str | None:
-    """The control's premise fails: the server ignoring stdin EOF got no signal from the SDK at all, and its
-    descendant survived. Such an SDK has no escalation to a group kill (mcp 1.0.0 waits for the server), so
-    there is no group kill for a prompt exit to skip: the case does not apply."""
+    """The control's premise fails: the server ignoring stdin EOF met the SDK's escalation, or none, and its
+    descendant survived. Such an SDK has no group kill: mcp 1.0.0 signals nothing and waits for the server;
+    1.6.0 to 1.10.x SIGTERM the server process alone. There is no group kill for a prompt exit to skip, so
+    the case does not apply."""
     point = checkpoint(record, "left")
-    if point is None or assess(record).shown is not True or point["facts"]["server"]["signals"]:
+    if point is None or assess(record).shown is not True:
         return None
+    if signals := point["facts"]["server"]["signals"]:
+        return (
+            f"this SDK's shutdown signals the server but not its group (control: the server got "
+            f"{', '.join(signals)} and its descendant lived on): there is no group kill for a prompt exit to skip"
+        )
     return (
         f"this SDK signals no server that ignores stdin EOF (control: no signal in its {LINGER_BOUND:g} s linger, "
         "it exited by itself and its descendant lived on): there is no group kill for a prompt exit to skip"
