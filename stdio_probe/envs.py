@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -172,11 +173,13 @@ def _ensure_locked(
     facts = _reusable(python, marker, wanted)
     if facts is None:  # new, broken, or a local source whose content changed: a fresh environment
         shutil.rmtree(folder, ignore_errors=True)
+        started = time.monotonic()
         installed = _build(folder, tool, base, source, exclude_newer)
         facts = read_facts(str(python), {})
         marker = {"source": source.kind, "target": source.target, "base_python": base, **wanted}
         marker |= {"mcp": facts["version"], "exclude_newer_basis": source.basis if exclude_newer else None}
         marker |= {"installed": installed, "import_error": import_error(str(python))}
+        marker["created_s"] = round(time.monotonic() - started, 3)  # made, installed, read and import-checked
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     elif "import_error" not in marker:  # made before the import check existed: check once, remember
         marker["import_error"] = import_error(str(python))
@@ -187,6 +190,7 @@ def _ensure_locked(
 def _with_env_facts(facts: dict, marker: dict) -> dict:
     made = {"env_tool": marker["tool"], "content_hash": marker.get("content_hash")}
     made |= {"exclude_newer": marker.get("exclude_newer"), "exclude_newer_basis": marker.get("exclude_newer_basis")}
+    made |= {"env_created_s": marker.get("created_s")}
     return facts | made | ({"installed": marker["installed"]} if "installed" in marker else {})
 
 

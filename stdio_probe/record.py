@@ -20,7 +20,8 @@ SCHEMA_VERSION history:
      and arm facts command, stdout {bytes, lines, offending}, reaped_at_end; case ids L or S.
   7  sdk.exclude_newer and sdk.exclude_newer_basis (the environment's resolution cut-off: a release's
      upload time or a git tree's commit date), sdk.installed (what the environment was made with),
-     sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit.
+     sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit; sdk.env_created_s
+     (seconds the environment took to make; optional, added within 7).
 """
 
 from __future__ import annotations
