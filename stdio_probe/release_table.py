@@ -15,7 +15,10 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 SHORT = {"reproduced": "R", "not_reproduced": "–", "not_applicable": "n/a"}
-LEGEND = "R = reproduced, – = not reproduced, n/a = not applicable (the reason is in the results file); other verdicts spelled out."
+LEGEND = (
+    "R = reproduced, – = not reproduced, n/a = not applicable (the reason is in the results file); "
+    "other verdicts spelled out."
+)
 
 
 def verdicts(document: dict) -> dict[str, dict[str, str]]:
@@ -67,7 +70,8 @@ def changes(found: dict[str, dict[str, str]], versions: list[str], cases: list[s
     lines = []
     for case in cases:
         seen = [(v, found[v][case]) for v in versions if case in found[v]]
-        steps = [f"{v} ({before} → {now})" for (_, before), (v, now) in zip(seen, seen[1:]) if before != now]
+        pairs = zip(seen, seen[1:], strict=False)
+        steps = [f"{v} ({before} → {now})" for (_, before), (v, now) in pairs if before != now]
         start = f"{seen[0][1]} from {seen[0][0]}" if seen else "no runs"
         lines.append(f"- {case}: {start}; " + (f"changes at {', '.join(steps)}" if steps else "no change"))
     return lines
