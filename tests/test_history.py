@@ -180,6 +180,36 @@ def test_a_tree_is_installed_with_its_workspace_package_and_each_step_holds_only
     assert _imports(second.python, "mcp_types.second_step") and not _imports(second.python, "mcp_types.first_step")
 
 
+MIRROR = Path("/work/.mirror/modelcontextprotocol+python-sdk/repo")
+AFTER_SPLIT = "78e6fbb7e46d43069f88935e80cbea206d807e18"  # v2.0.0rc1-13: mcp-types in src/mcp-types
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+
+
+@pytest.mark.skipif(not MIRROR.is_dir(), reason="needs a clone of the python-sdk repository")
+def test_a_real_sdk_commit_after_the_split_installs_with_its_mcp_types_and_each_step_holds_its_own(tmp_path):
+    tree, cache = tmp_path / "python-sdk", tmp_path / "envs"
+    _git("clone", "-q", "--shared", "--no-checkout", str(MIRROR), str(tree))
+    steps = {}
+    for commit in (AFTER_SPLIT, f"{AFTER_SPLIT}~3"):
+        _git("-C", str(tree), "checkout", "-q", commit)
+        assert (tree / "src" / "mcp-types" / "pyproject.toml").exists()
+        found = resolve(Request(str(tree), "path", str(tree)), cache)
+        facts = found.facts
+        assert facts["installed"] == [str(tree), str(tree / "src" / "mcp-types")], facts
+        assert facts["commit"] == _git("-C", str(tree), "rev-parse", "HEAD")
+        assert facts["exclude_newer_basis"] == "commit_date" and facts["exclude_newer"], facts
+        packages = facts["packages"]
+        assert packages["mcp"] == packages["mcp-types"] and facts["commit"][:9] in packages["mcp"], packages
+        mcp_dists = [d for d in _distributions(found.python) if d.startswith(("mcp-", "mcp_types-"))]
+        assert mcp_dists == [f"mcp-{packages['mcp']}.dist-info", f"mcp_types-{packages['mcp']}.dist-info"]
+        steps[commit] = (found.python, packages["mcp"])
+    (first_python, first), (second_python, second) = steps.values()
+    assert first_python == second_python and first != second, steps
+
+
 def test_the_workspace_pin_is_unpublished_so_only_the_tree_can_satisfy_it():
     """The control of the test above: the index has no mcp-types 9.9.9.dev1."""
     source = envs.Source("pypi", "9.9.9.dev1")
