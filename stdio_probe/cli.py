@@ -205,6 +205,7 @@ def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError,
     runs = runner.unavailable(request.spec, facts, case_ids, f"SDK unavailable: {exc}")
     options = Options()
     meta = record.metadata(options, record.main_argv(), datetime.datetime.now(datetime.UTC))
+    meta["leftover_processes"] = 0  # no case ran: no fixture process was started
     errors.print(write_results(out, record.results(meta, runs)), highlight=False, markup=False)
     errors.print(bisect_line(runs[0], BISECT_SKIP), highlight=False, markup=False)
     return BISECT_SKIP
