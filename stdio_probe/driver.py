@@ -12,8 +12,6 @@ import os
 import time
 from collections.abc import Callable
 
-import psutil
-
 from stdio_probe import sample
 from stdio_probe.model import Options, Sdk
 from stdio_probe.spawn import spawn, wait_progressing
@@ -27,19 +25,8 @@ StuckTest = Callable[[int, float], dict | None]
 
 
 def live_children(pid: int) -> list[dict]:
-    """The driver's descendants that are alive (zombies are exited processes)."""
-    try:
-        children = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return []
-    out = []
-    for child in children:
-        try:
-            if child.status() != psutil.STATUS_ZOMBIE:
-                out.append({"pid": child.pid, "cmdline": " ".join(child.cmdline())[-160:]})
-        except psutil.NoSuchProcess:
-            continue
-    return out
+    """The driver's descendants that are alive (zombies are exited processes), with their command lines."""
+    return [{"pid": child, "cmdline": sample.cmdline(child)[-160:]} for child in sample.descendants(pid)]
 
 
 def run_driver(

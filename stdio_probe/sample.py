@@ -16,7 +16,6 @@ import socket
 import struct
 import termios
 import time
-from pathlib import Path
 
 F_GETPIPE_SZ = 1032
 
@@ -58,11 +57,30 @@ def readable(source: object, timeout: float) -> bool:
     return bool(poller.poll(max(0.0, timeout) * 1000))
 
 
-def _read(path: Path | str) -> str | None:
+def _read(path: str) -> str | None:
+    """A /proc file's text, or None when it cannot be read."""
+    data = _read_bytes(path)
     try:
-        return Path(path).read_text()
-    except (OSError, UnicodeDecodeError):
+        return None if data is None else data.decode()
+    except UnicodeDecodeError:
         return None
+
+
+def _read_bytes(path: str) -> bytes | None:
+    """A /proc file's bytes, or None when it cannot be read (plain os calls: the probe reads thousands a second)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def proc_state(pid: int) -> str | None:
@@ -267,7 +285,19 @@ def fd_holders(targets: set[str]) -> dict[str, list[int]]:
 
 
 def children(pid: int) -> list[int]:
-    """Live processes whose parent is pid (zombies have exited)."""
+    """Live processes whose parent is pid (zombies have exited).
+
+    Read from the kernel's list of each thread's children (/proc/PID/task/TID/children), which
+    costs a read per thread; a kernel without those lists (CONFIG_PROC_CHILDREN) has every
+    process's stat read instead.
+    """
+    if _KERNEL_CHILDREN:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            return []
+        found = {int(c) for tid in tids for c in (_read(f"/proc/{pid}/task/{tid}/children") or "").split()}
+        return sorted(child for child in found if is_live(child))
     out = []
     for other in _pids():
         stat = _read(f"/proc/{other}/stat")
@@ -276,6 +306,15 @@ def children(pid: int) -> list[int]:
             if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
                 out.append(other)
     return out
+
+
+def descendants(pid: int) -> list[int]:
+    """Live processes below pid, children before their own children."""
+    found = children(pid)
+    return found + [grand for child in found for grand in descendants(child)]
+
+
+_KERNEL_CHILDREN = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 def snapshot(pid: int, since: float) -> dict:
@@ -329,11 +368,8 @@ def marked_processes(name: str, value: str) -> list[dict]:
     needle = f"{name}={value}".encode()
     found = []
     for pid in _pids():
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0") and is_live(pid):
+        environ = _read_bytes(f"/proc/{pid}/environ")
+        if environ is not None and needle in environ.split(b"\0") and is_live(pid):
             found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline(pid)})
     return found
 
