@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 import traceback
 from collections.abc import Callable
@@ -14,7 +13,8 @@ from stdio_probe.checks import CHECKS
 from stdio_probe.decide import NO_CONTRACT, decide, decide_check, mitigation
 from stdio_probe.model import Options, Sdk, Server
 
-FAST_PARALLEL_ARMS = 8
+FAST_PARALLEL_ARMS = 12
+FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier one run
 
 # on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
 ArmListener = Callable[[str, str, str, str, str], None]
@@ -41,23 +41,37 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     The fast method runs arms concurrently and forks fixtures from a warm fork server per SDK;
     the window method runs them one at a time, each a fresh exec, as the article did.
     """
-    # SDKs interleaved, so each fork server is used as soon as its preload is done; every case's
-    # bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for them;
-    # the arms a case names in SLOW_ARMS (long fixed waits) before all others, so they do not end the run
-    order = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
-    order += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
-    # an arm its case names slow (SLOW_ARMS: it waits out a fixed grace) starts first, so it ends with the rest
-    order.sort(key=lambda job: job[1] not in getattr(CASES[job[0]], "SLOW_ARMS", ()))
-    jobs = [(i, case_id, arm) for case_id, arm in order for i in range(len(sdks))]
+    # every case's bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for
+    # them; the arms a case names in SLOW_ARMS (long fixed waits) before all others, so they do not end the run
+    plan = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
+    plan += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
+    plan.sort(key=lambda job: job[1] not in getattr(CASES[job[0]], "SLOW_ARMS", ()))
+    # one SDK after another (the pool takes jobs in this order), each SDK's fork server started FORK_AHEAD
+    # SDKs before its arms and closed after them
+    jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id, arm in plan]
     fast = options.method == "fast"
-    warm = spawn.fork_servers([(sdk.python, sdk.env) for sdk in sdks]) if fast else contextlib.nullcontext()
-    with warm, ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:
-        futures = {(i, c, a): pool.submit(run_arm, sdks[i], c, a, options, on_arm) for i, c, a in jobs}
+    warm = spawn.ForkServers([(sdk.python, sdk.env) for sdk in sdks], len(plan), FORK_AHEAD) if fast else None
+
+    def job(i: int, case_id: str, arm: str) -> dict:
+        if warm is None:
+            return run_arm(sdks[i], case_id, arm, options, on_arm)
+        warm.begin(i)
         try:
-            records = {job: future.result() for job, future in futures.items()}
-        except BaseException:  # Ctrl-C or SIGTERM: start no further arm; the running ones end on their bounds
-            pool.shutdown(cancel_futures=True)
-            raise
+            return run_arm(sdks[i], case_id, arm, options, on_arm)
+        finally:
+            warm.end(i)
+
+    try:
+        with ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:
+            futures = {job_key: pool.submit(job, *job_key) for job_key in jobs}
+            try:
+                records = {job_key: future.result() for job_key, future in futures.items()}
+            except BaseException:  # Ctrl-C or SIGTERM: start no further arm; the running ones end on their bounds
+                pool.shutdown(cancel_futures=True)
+                raise
+    finally:
+        if warm is not None:
+            warm.close()
     runs = []
     for i, sdk in enumerate(sdks):
         for case_id in case_ids:

@@ -16,8 +16,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from stdio_probe import package_file, sample
@@ -138,7 +138,7 @@ class Child:
 def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> Child:
     """Start a fixture script under python, in its own session, tagged with the run marker.
 
-    It is forked from the SDK's fork server when one is serving (fork_servers), exec'd otherwise.
+    It is forked from the SDK's fork server when one is serving (ForkServers), exec'd otherwise.
     """
     stderr_file = tempfile.TemporaryFile()
     server = _fork_servers.get(_server_key(python, env))
@@ -222,18 +222,43 @@ def spawn_command(command: str, env: dict[str, str] | None = None) -> tuple[Chil
     return Child(process, time.monotonic(), StderrRing(process.stderr)), server_id
 
 
-@contextmanager
-def fork_servers(interpreters: list[tuple[str, dict[str, str]]]) -> Iterator[None]:
-    """Serve every spawn under these (python, env) pairs from a fork server, started at once, closed on exit."""
-    try:
-        for python, env in interpreters:
-            key = _server_key(python, env)
-            if key not in _fork_servers:
-                _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
-        yield
-    finally:
-        servers = list(_fork_servers.values())
-        _fork_servers.clear()
+class ForkServers:
+    """The fork servers of a run, one per SDK interpreter, each alive only around its interpreter's arms.
+
+    A server is started `ahead` interpreters before its arms run (its preload overlaps the arms of the
+    ones before it) and closed after its interpreter's last arm: a sweep of many SDKs never preloads
+    them all at once, which would leave the first arms waiting for their servers, nor keeps them all.
+    """
+
+    def __init__(self, interpreters: list[tuple[str, dict[str, str]]], arms_each: int, ahead: int) -> None:
+        self._keys = [_server_key(python, env) for python, env in interpreters]
+        self._env = {key: (python, env) for key, (python, env) in zip(self._keys, interpreters, strict=True)}
+        self._left = {key: arms_each * self._keys.count(key) for key in self._env}
+        self._ahead = ahead
+        self._lock = threading.Lock()
+
+    def begin(self, index: int) -> None:
+        """Before an arm of interpreter index: its server and the next `ahead` interpreters' are started."""
+        with self._lock:
+            for key in self._keys[index : index + 1 + self._ahead]:
+                if key not in _fork_servers and self._left[key]:
+                    python, env = self._env[key]
+                    _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
+
+    def end(self, index: int) -> None:
+        """After an arm of interpreter index: its last arm closes its server."""
+        key = self._keys[index]
+        with self._lock:
+            self._left[key] -= 1
+            server = _fork_servers.pop(key, None) if not self._left[key] else None
+        if server is not None:
+            server.close(TERM_GRACE)
+
+    def close(self) -> None:
+        """Close every server still open (a run cut short)."""
+        with self._lock:
+            servers = list(_fork_servers.values())
+            _fork_servers.clear()
         for server in servers:
             server.close(TERM_GRACE)
 
