@@ -82,27 +82,67 @@ def test_forked_fixture_sees_what_an_execd_one_sees(server, tmp_path):
     assert json.loads(forked) == json.loads(execd)
 
 
+def _execd(script, args):
+    with tempfile.TemporaryFile() as stderr:  # as spawn gives every fixture
+        done = subprocess.run(
+            [sys.executable, str(script), *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=spawn.child_env({}),
+            start_new_session=True,
+            timeout=10,
+        )
+        stderr.seek(0)
+        return done.returncode, done.stdout, stderr.read().decode()
+
+
+FLUSH_FAILS = """
+import io, sys
+class Full(io.StringIO):
+    def flush(self):
+        raise OSError("no room")
+sys.stdout = Full()
+"""
+CYCLE_WITH_FINALIZER = """
+class Node:
+    def __del__(self):
+        import sys
+        sys.stderr.write("finalized;")
+node = Node()
+node.self = node
+del node
+"""
+
+
 @pytest.mark.parametrize(
     ("body", "returncode", "stderr_has"),
     [
         ("raise SystemExit(3)", 3, ""),
+        ("raise SystemExit('bye')", 1, "bye"),
         ("import os, signal\nos.kill(os.getpid(), signal.SIGTERM)", -signal.SIGTERM, ""),
         ("raise ValueError('boom')", 1, "ValueError: boom"),
+        ("raise KeyboardInterrupt", -signal.SIGINT, "KeyboardInterrupt"),
         (
-            "import sys, threading, time\n"
-            "threading.Thread(target=lambda: (time.sleep(0.3), sys.stderr.write('joined'))).start()",
+            "import atexit, sys, threading, time\n"
+            "atexit.register(lambda: sys.stderr.write('atexit;'))\n"
+            "threading.Thread(target=lambda: (time.sleep(0.3), sys.stderr.write('joined;'))).start()",
             0,
-            "joined",
+            "joined;atexit;",
         ),
+        (FLUSH_FAILS, 120, "OSError: no room"),
+        (CYCLE_WITH_FINALIZER, 0, "finalized;"),
     ],
-    ids=["exit-code", "signal", "uncaught", "joins-threads"],
+    ids=["exit-code", "exit-message", "signal", "uncaught", "interrupt", "threads-then-atexit", "flush-fails", "gc"],
 )
-def test_forked_fixture_ends_with_subprocess_returncodes(server, tmp_path, body, returncode, stderr_has):
+def test_forked_fixture_ends_as_an_execd_one(server, tmp_path, body, returncode, stderr_has):
+    """The child's end (run_and_exit: CPython's exit, less the teardown of modules) gives the returncode
+    and the stderr an exec'd interpreter gives."""
     script = tmp_path / "end.py"
     script.write_text(body + "\n")
-    code, _, stderr = _forked(server, script, [])
-    assert code == returncode
-    assert stderr_has in stderr
+    for code, _, stderr in (_forked(server, script, []), _execd(script, [])):
+        assert code == returncode, stderr
+        assert stderr_has in stderr
 
 
 def test_fork_server_whose_probe_is_gone_ends_its_children_and_reports_them(server):
