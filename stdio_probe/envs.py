@@ -119,7 +119,10 @@ class _Tool:
     def install(self, env_python: Path, requirements: list[str], exclude_newer: str | None) -> list[str]:
         if self.uv:
             cutoff = ["--exclude-newer", exclude_newer] if exclude_newer else []
-            return [self.uv, "pip", "install", "--quiet", "--python", str(env_python), *cutoff, *requirements]
+            # bytecode compiled now: an interpreter that may not write it (PYTHONDONTWRITEBYTECODE) would compile
+            # the SDK's sources at every start, and every fork server, fixture and driver starts one
+            install = [self.uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(env_python)]
+            return [*install, *cutoff, *requirements]
         return [sys.executable, "-m", "pip", "--python", str(env_python), "install", "--quiet", *requirements]
 
 
@@ -178,11 +181,12 @@ def _ensure_locked(
         facts = read_facts(str(python), {})
         marker = {"source": source.kind, "target": source.target, "base_python": base, **wanted}
         marker |= {"mcp": facts["version"], "exclude_newer_basis": source.basis if exclude_newer else None}
-        marker |= {"installed": installed, "import_error": import_error(str(python))}
+        marker |= {"installed": installed, "import_error": import_error(str(python)), "bytecode": True}
         marker["created_s"] = round(time.monotonic() - started, 3)  # made, installed, read and import-checked
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-    elif "import_error" not in marker:  # made before the import check existed: check once, remember
-        marker["import_error"] = import_error(str(python))
+    elif "import_error" not in marker or "bytecode" not in marker:  # made before these existed: once, remember
+        marker.setdefault("import_error", import_error(str(python)))
+        marker["bytecode"] = compile_bytecode(str(python), folder)
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     return str(python), _with_env_facts(facts, marker), marker
 
@@ -248,6 +252,16 @@ def import_error(python: str) -> str | None:
         return None
     lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     return lines[-1] if lines else f"exit {done.returncode}"
+
+
+def compile_bytecode(python: str, folder: Path) -> bool:
+    """Compile what the environment installed (its lib folder), as the install now does; whether it worked."""
+    command = [python, "-m", "compileall", "-q", str(folder / "lib")]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=INSTALL_TIMEOUT, env=_clean_env())
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def _clean_env() -> dict[str, str]:

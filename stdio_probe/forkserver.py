@@ -21,8 +21,9 @@ from pathlib import Path
 from stdio_probe import sample
 
 # What the fixtures import, so that a fork starts with it done: the SDK (its high-level server: 2.x's
-# mcp imports MCPServer, 1.x's FastMCP is imported here), and what anyio imports on first use (its
-# backend in anyio.run, its subprocess support in open_process).
+# mcp imports MCPServer, 1.x's FastMCP is imported here), what anyio imports on first use (its
+# backend in anyio.run, its subprocess support in open_process), and the fixtures' own helper modules
+# (beside fork_server.py, so on its sys.path).
 PRELOAD = (
     "mcp",
     "mcp.server.fastmcp",
@@ -32,6 +33,11 @@ PRELOAD = (
     "mcp.shared.message",
     "anyio._backends._asyncio",
     "anyio._core._subprocesses",
+    "contract",
+    "sdk_config",
+    "fixture_events",
+    "timer_query",
+    "driver_common",
 )
 SHIM_SOCKET_ENV = "PROBE_FORK_SOCKET"  # fixtures/fork_shim.py's: set for every forked fixture, so a driver finds it
 STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
