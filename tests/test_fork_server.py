@@ -64,33 +64,25 @@ def test_forked_fixture_sees_what_an_execd_one_sees(server, tmp_path):
     try:
         args = ["--report-fd", str(write_fd)]
         code, forked, _ = _forked(server, script, args, (write_fd,))
-        with tempfile.TemporaryFile() as stderr:  # as spawn gives every fixture
-            execd = subprocess.run(
-                [sys.executable, str(script), *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                env=spawn.child_env({}),
-                start_new_session=True,
-                pass_fds=(write_fd,),
-                check=True,
-            ).stdout
+        execd_code, execd, _ = _execd(script, args, (write_fd,))
     finally:
         os.close(read_fd)
         os.close(write_fd)
-    assert code == 0
+    assert code == execd_code == 0
     assert json.loads(forked) == json.loads(execd)
 
 
-def _execd(script, args):
-    with tempfile.TemporaryFile() as stderr:  # as spawn gives every fixture
+def _execd(script, args, pass_fds=()):
+    """The script exec'd with what spawn gives every fixture (stdin and stdout pipes, stderr a file)."""
+    with tempfile.TemporaryFile() as stderr:
         done = subprocess.run(
             [sys.executable, str(script), *args],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
             env=spawn.child_env({}),
             start_new_session=True,
+            pass_fds=pass_fds,
             timeout=10,
         )
         stderr.seek(0)
