@@ -185,7 +185,8 @@ def _ensure_locked(
         marker["created_s"] = round(time.monotonic() - started, 3)  # made, installed, read and import-checked
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     elif "import_error" not in marker or "bytecode" not in marker:  # made before these existed: once, remember
-        marker.setdefault("import_error", import_error(str(python)))
+        if "import_error" not in marker:
+            marker["import_error"] = import_error(str(python))
         marker["bytecode"] = compile_bytecode(str(python), folder)
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     return str(python), _with_env_facts(facts, marker), marker

@@ -55,8 +55,8 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     def job(i: int, case_id: str, arm: str) -> dict:
         if warm is None:
             return run_arm(sdks[i], case_id, arm, options, on_arm)
-        warm.begin(i)
         try:
+            warm.begin(i)
             return run_arm(sdks[i], case_id, arm, options, on_arm)
         finally:
             warm.end(i)

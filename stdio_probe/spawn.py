@@ -238,12 +238,14 @@ class ForkServers:
         self._lock = threading.Lock()
 
     def begin(self, index: int) -> None:
-        """Before an arm of interpreter index: its server and the next `ahead` interpreters' are started."""
+        """Before an arm of interpreter index: its server and the next `ahead` interpreters' are started
+        (one that cannot start leaves its fixtures exec'd)."""
         with self._lock:
             for key in self._keys[index : index + 1 + self._ahead]:
                 if key not in _fork_servers and self._left[key]:
                     python, env = self._env[key]
-                    _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
+                    with suppress(OSError):  # no server (no fds, no memory): its fixtures are exec'd
+                        _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
 
     def end(self, index: int) -> None:
         """After an arm of interpreter index: its last arm closes its server."""
@@ -257,8 +259,7 @@ class ForkServers:
     def close(self) -> None:
         """Close every server still open (a run cut short)."""
         with self._lock:
-            servers = list(_fork_servers.values())
-            _fork_servers.clear()
+            servers = [_fork_servers.pop(key) for key in self._env if key in _fork_servers]
         for server in servers:
             server.close(TERM_GRACE)
 

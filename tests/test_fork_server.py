@@ -96,6 +96,13 @@ class Full(io.StringIO):
         raise OSError("no room")
 sys.stdout = Full()
 """
+STDIN_LOCK_HELD = """
+import os, sys, threading, time
+reader, writer = os.pipe()
+os.dup2(reader, 0)  # stdin that never ends: the thread below holds its lock until the process dies
+threading.Thread(target=sys.stdin.buffer.readline, daemon=True).start()
+time.sleep(0.2)
+"""
 CYCLE_WITH_FINALIZER = """
 class Node:
     def __del__(self):
@@ -124,8 +131,19 @@ del node
         ),
         (FLUSH_FAILS, 120, "OSError: no room"),
         (CYCLE_WITH_FINALIZER, 0, "finalized;"),
+        (STDIN_LOCK_HELD, -signal.SIGABRT, "could not acquire lock for <_io.BufferedReader name='<stdin>'>"),
     ],
-    ids=["exit-code", "exit-message", "signal", "uncaught", "interrupt", "threads-then-atexit", "flush-fails", "gc"],
+    ids=[
+        "exit-code",
+        "exit-message",
+        "signal",
+        "uncaught",
+        "interrupt",
+        "threads-then-atexit",
+        "flush-fails",
+        "gc",
+        "daemon-holds-stdin",
+    ],
 )
 def test_forked_fixture_ends_as_an_execd_one(server, tmp_path, body, returncode, stderr_has):
     """The child's end (run_and_exit: CPython's exit, less the teardown of modules) gives the returncode
