@@ -53,13 +53,13 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     warm = spawn.ForkServers([(sdk.python, sdk.env) for sdk in sdks], len(plan), FORK_AHEAD) if fast else None
 
     def job(i: int, case_id: str, arm: str) -> dict:
-        if warm is None:
-            return run_arm(sdks[i], case_id, arm, options, on_arm)
         try:
-            warm.begin(i)
+            if warm is not None:
+                warm.begin(i)
             return run_arm(sdks[i], case_id, arm, options, on_arm)
         finally:
-            warm.end(i)
+            if warm is not None:
+                warm.end(i)
 
     try:
         with ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:

@@ -105,8 +105,8 @@ def parent_pid(pid: int) -> int | None:
 
 
 def cmdline(pid: int) -> str:
-    """The command line of pid, space-joined and bounded ("" when gone)."""
-    return (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").strip()[:200]
+    """The command line of pid, space-joined, its last 200 characters (the script and its arguments; "" when gone)."""
+    return (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").strip()[-200:]
 
 
 def is_live(pid: int) -> bool:

@@ -227,3 +227,37 @@ def test_a_shim_killed_takes_its_server_with_it(server, tmp_path):
         time.sleep(0.01)
     assert not sample.is_live(started["pid"])
     shim.stdin.close()
+
+
+def test_fork_servers_start_ahead_and_close_after_their_last_arm():
+    """Three interpreters (one python, three environments), two arms each, one ahead: a server runs from
+    the first arm before its own to its own last arm, and no longer; a fixture of a closed one is exec'd."""
+    interpreters = [(sys.executable, {"PROBE_TEST_SDK": str(n)}) for n in range(3)]
+    servers = spawn.ForkServers(interpreters, arms_each=2, ahead=1)
+
+    def live() -> list[int]:
+        keys = [spawn._server_key(python, env) for python, env in interpreters]
+        return [n for n, key in enumerate(keys) if key in spawn._fork_servers]
+
+    try:
+        servers.begin(0)
+        assert live() == [0, 1]
+        first = spawn._fork_servers[spawn._server_key(*interpreters[0])]
+        child = spawn.spawn(sys.executable, "fixture_events.py", [], interpreters[0][1])
+        assert child.record()["launch"] == "fork_server"
+        child.process.stdin.close()
+        child.process.wait(10)
+        servers.end(0)
+        assert live() == [0, 1]  # one arm of the first is left
+        servers.begin(0)
+        servers.end(0)
+        assert live() == [1] and first.process.poll() is not None
+        execd = spawn.spawn(sys.executable, "fixture_events.py", [], interpreters[0][1])
+        assert execd.record()["launch"] == "exec"
+        execd.process.stdin.close()
+        execd.process.wait(10)
+        servers.begin(1)
+        assert live() == [1, 2]
+    finally:
+        servers.close()
+    assert live() == []
