@@ -33,22 +33,27 @@ class ExpectationError(Exception):
 
 
 def load(path: Path) -> dict[tuple[str, str | None], str]:
-    """(case, mcp version or None for every version) -> expected verdict."""
+    """(case, mcp version or None for every version) -> expected verdict, from an expectations file."""
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ExpectationError(f"--expect {path}: {exc}") from None
+    return parse(document, f"--expect {path}")
+
+
+def parse(document: object, where: str) -> dict[tuple[str, str | None], str]:
+    """The entries of an expectations document (the file's JSON, or the same mapping given in code)."""
     if not isinstance(document, dict):
-        raise ExpectationError(f"--expect {path}: expected an object of case -> verdict")
+        raise ExpectationError(f"{where}: expected an object of case -> verdict")
     entries: dict[tuple[str, str | None], str] = {}
     for case, expected in document.items():
         if case not in CASES and case not in CHECKS:
             known = ", ".join([*CASES, *CHECKS])
-            raise ExpectationError(f"--expect {path}: {case!r} is not a case or a server check ({known})")
+            raise ExpectationError(f"{where}: {case!r} is not a case or a server check ({known})")
         per_version = expected if isinstance(expected, dict) else {None: expected}
         for version, verdict in per_version.items():
-            if verdict not in VERDICTS:
-                raise ExpectationError(f"--expect {path}: {case}: {verdict!r} is not a verdict ({', '.join(VERDICTS)})")
+            if not isinstance(verdict, str) or verdict not in VERDICTS:
+                raise ExpectationError(f"{where}: {case}: {verdict!r} is not a verdict ({', '.join(VERDICTS)})")
             entries[(case, version)] = verdict
     return entries
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -39,17 +40,24 @@ def source(tmp_path_factory) -> Path:
     return copy
 
 
-def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(source, tmp_path):
+@pytest.fixture(scope="module")
+def installed(source, tmp_path_factory) -> Path:
+    """A fresh environment with the wheel built from the checkout installed, and nothing else."""
     _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", ".", "-w", "dist", cwd=source)
     (wheel,) = (source / "dist").glob("stdio_probe-*.whl")
-    venv = tmp_path / "venv"
+    venv = tmp_path_factory.mktemp("installed") / "venv"
     uv = envs.find_uv()
     if uv:  # the fast way to the same result; pip below otherwise
-        _run(uv, "venv", "-q", "--python", sys.executable, str(venv), cwd=tmp_path)
-        _run(uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel), cwd=tmp_path)
+        _run(uv, "venv", "-q", "--python", sys.executable, str(venv), cwd=venv.parent)
+        _run(uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel), cwd=venv.parent)
     else:
-        _run(sys.executable, "-m", "venv", str(venv), cwd=tmp_path)
-        _run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), cwd=tmp_path)
+        _run(sys.executable, "-m", "venv", str(venv), cwd=venv.parent)
+        _run(str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel), cwd=venv.parent)
+    return venv
+
+
+def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(installed, tmp_path):
+    venv = installed
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     done = _run(str(venv / "bin" / "probe-stdio-lifecycle"), "--only", "L2", "--out", "r.json", cwd=elsewhere)
@@ -58,6 +66,24 @@ def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(
     assert Path(runs[0]["sdk"]["mcp_path"]).is_relative_to(venv)  # the fresh environment's mcp, nothing else
     version = _run(str(venv / "bin" / "python"), "-m", "stdio_probe", "--version", cwd=elsewhere)
     assert f"probe-stdio-lifecycle {__version__}" in version.stdout and "mcp==2.2.0" in version.stdout
+
+
+def test_installed_pytest_loads_the_plugin_by_its_entry_point(installed, tmp_path):
+    """A server author's suite with pytest and the probe installed: the stdio_probe fixture is there,
+    with no -p and no conftest, and checks a server."""
+    python = str(installed / "bin" / "python")
+    uv = envs.find_uv()
+    pytest_pin = f"pytest=={pytest.__version__}"
+    if uv:
+        _run(uv, "pip", "install", "-q", "--python", python, pytest_pin, cwd=tmp_path)
+    else:
+        _run(python, "-m", "pip", "install", "-q", pytest_pin, cwd=tmp_path)
+    server = shlex.join([python, str(ROOT / "stdio_probe" / "fixtures" / "fixture_check_server.py")])
+    (tmp_path / "test_server.py").write_text(
+        f"def test_server(stdio_probe):\n    stdio_probe.server({server!r}, only='S1', window=3).assert_ok()\n"
+    )
+    done = _run(python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=tmp_path)
+    assert "1 passed" in done.stdout
 
 
 @pytest.mark.skipif(envs.find_uv() is None, reason="uv is not installed")
