@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +12,18 @@ from stdio_probe import envs, spawn
 from stdio_probe.sdk import Request, resolve
 from stdio_probe.sdk import pinned as pinned_sdk
 from tests.sdk_fixes import BREAKS, FIXES, OTHER_FIXES, patched_sdk
+
+ROOT = Path(__file__).resolve().parent.parent
+# what a build reads from the checkout: no environments, caches, build leftovers or results
+NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", "results*")
+
+
+@pytest.fixture(scope="session")
+def source_copy(tmp_path_factory) -> Path:
+    """A copy of the checkout's sources, so that building or installing it leaves nothing in the checkout."""
+    copy = tmp_path_factory.mktemp("source") / "stdio-probe"
+    shutil.copytree(ROOT, copy, ignore=NOT_SOURCES)
+    return copy
 
 
 @pytest.fixture(scope="session")

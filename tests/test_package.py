@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from stdio_probe import __version__, envs
-
-ROOT = Path(__file__).resolve().parent.parent
-# what a build reads from the checkout: no environments, caches, build leftovers or results
-NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", "results*")
+from stdio_probe import __version__, envs, spawn
 
 
 def _clean_env() -> dict:
@@ -33,18 +28,10 @@ def _run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedPro
 
 
 @pytest.fixture(scope="module")
-def source(tmp_path_factory) -> Path:
-    """A copy of the checkout's sources, so building leaves nothing in the checkout."""
-    copy = tmp_path_factory.mktemp("source") / "stdio-probe"
-    shutil.copytree(ROOT, copy, ignore=NOT_SOURCES)
-    return copy
-
-
-@pytest.fixture(scope="module")
-def installed(source, tmp_path_factory) -> Path:
+def installed(source_copy, tmp_path_factory) -> Path:
     """A fresh environment with the wheel built from the checkout installed, and nothing else."""
-    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", ".", "-w", "dist", cwd=source)
-    (wheel,) = (source / "dist").glob("stdio_probe-*.whl")
+    _run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", ".", "-w", "dist", cwd=source_copy)
+    (wheel,) = (source_copy / "dist").glob("stdio_probe-*.whl")
     venv = tmp_path_factory.mktemp("installed") / "venv"
     uv = envs.find_uv()
     if uv:  # the fast way to the same result; pip below otherwise
@@ -78,7 +65,7 @@ def test_installed_pytest_loads_the_plugin_by_its_entry_point(installed, tmp_pat
         _run(uv, "pip", "install", "-q", "--python", python, pytest_pin, cwd=tmp_path)
     else:
         _run(python, "-m", "pip", "install", "-q", pytest_pin, cwd=tmp_path)
-    server = shlex.join([python, str(ROOT / "stdio_probe" / "fixtures" / "fixture_check_server.py")])
+    server = shlex.join([python, str(spawn.FIXTURES / "fixture_check_server.py")])
     (tmp_path / "test_server.py").write_text(
         f"def test_server(stdio_probe):\n    stdio_probe.server({server!r}, only='S1', window=3).assert_ok()\n"
     )
@@ -87,7 +74,7 @@ def test_installed_pytest_loads_the_plugin_by_its_entry_point(installed, tmp_pat
 
 
 @pytest.mark.skipif(envs.find_uv() is None, reason="uv is not installed")
-def test_uvx_from_the_checkout_lists_the_cases(source, tmp_path):
+def test_uvx_from_the_checkout_lists_the_cases(source_copy, tmp_path):
     uvx = Path(envs.find_uv()).with_name("uvx")
-    done = _run(str(uvx), "--from", str(source), "probe-stdio-lifecycle", "--list", cwd=tmp_path)
+    done = _run(str(uvx), "--from", str(source_copy), "probe-stdio-lifecycle", "--list", cwd=tmp_path)
     assert done.stdout.splitlines()[0].startswith("L1 ")
