@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import DEVNULL
 
@@ -61,7 +61,7 @@ class ProbeResult:
     runs: tuple[CheckRun, ...]
     leftover_processes: int
     results_path: Path
-    document: dict
+    document: dict = field(repr=False)
 
     def verdicts(self) -> dict[str, str]:
         """check id -> verdict (one subject per call, so one verdict per check)."""
@@ -74,6 +74,7 @@ class ProbeResult:
         expected maps a check id to the verdict accepted for it, as an --expect file does:
         {"S2": "reproduced"} accepts that defect; an entry that no check ran is stale, a failure.
         """
+        __tracebackhide__ = True  # the failure is the subject's: pytest shows the test's line, not this one
         runs = self.document["runs"]
         ids = list(dict.fromkeys(run["case"] for run in runs))
         entries = expect.parse(dict(expected or {}), "expected")
@@ -85,7 +86,8 @@ class ProbeResult:
             failures.append(f"{self.leftover_processes} processes outlived their checks (the probe reaped them)")
         where = f"(results: {self.results_path})"
         if failures:
-            raise AssertionError("stdio probe: " + where + "".join(f"\n  {line}" for line in failures))
+            subjects = ", ".join(dict.fromkeys(r.subject for r in self.runs))
+            raise AssertionError(f"stdio probe on {subjects}: {where}" + "".join(f"\n  {line}" for line in failures))
         undecided = [p.line for p in problems if p.kind == "undecided"]
         if undecided:
             raise ProbeUndecided("stdio probe could not decide " + where + "".join(f"\n  {u}" for u in undecided))
