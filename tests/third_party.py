@@ -106,8 +106,8 @@ def _folder(kind: str, identity: list[str]) -> Path:
 
 def _ensure(folder: Path, wanted: list[str], build: Callable[[], None], complete: Callable[[], bool]) -> None:
     """Reuse folder when its marker lists wanted and it is complete; else build it afresh, under its lock."""
-    SERVERS_CACHE.mkdir(parents=True, exist_ok=True)
-    tag = SERVERS_CACHE / "CACHEDIR.TAG"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tag = folder.parent / "CACHEDIR.TAG"
     if not tag.exists():
         tag.write_text(CACHEDIR_TAG)
     with open(folder.with_name(folder.name + ".lock"), "w") as lock:

@@ -1,0 +1,73 @@
+"""A stdio MCP server in the stdlib alone that logs what a host does to it: the host recipes' stand-in.
+
+Run: python host_standin.py --log FILE. Each event is one JSON line appended to FILE at once
+(a host forwards few environment variables, so the file travels in argv): "start" with its pid,
+{"event": "message", "method", "id", "params"} for each line received, "eof" at stdin EOF,
+"signal" with its name, and "exit". It answers initialize (with the version the host asked for),
+tools/list (one tool, probe, no arguments), tools/call of probe, and ping; any other request gets
+method-not-found (so a host that tries server/discover first falls back to initialize). At stdin
+EOF it exits at once, 0; SIGTERM and SIGINT end it after logging them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+TOOL = {"name": "probe", "description": "Answers 'probed'.", "inputSchema": {"type": "object", "properties": {}}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--log", required=True)
+    log_file = open(parser.parse_args().log, "a", buffering=1)
+
+    def log(event: str, **fields: object) -> None:
+        log_file.write(json.dumps({"t": time.monotonic(), "event": event, **fields}) + "\n")
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log("signal", name=signal.Signals(signum).name)
+        log("exit")
+        os._exit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, on_signal)
+    log("start", pid=os.getpid())
+    for line in sys.stdin.buffer:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            log("message", method=None, id=None, params=None, raw=line[:200].decode(errors="replace"))
+            continue
+        method, params = message.get("method"), message.get("params") or {}
+        log("message", method=method, id=message.get("id"), params=params)
+        if method is None or "id" not in message:
+            continue  # a notification or a response: nothing to answer
+        answer: dict = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "initialize":
+            answer["result"] = {
+                "protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "host-standin", "version": "1"},
+            }
+        elif method == "tools/list":
+            answer["result"] = {"tools": [TOOL]}
+        elif method == "tools/call" and params.get("name") == "probe":
+            answer["result"] = {"content": [{"type": "text", "text": "probed"}], "isError": False}
+        elif method == "ping":
+            answer["result"] = {}
+        else:
+            answer["error"] = {"code": -32601, "message": f"Method not found: {method}"}
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
+    log("eof")
+    log("exit")
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
