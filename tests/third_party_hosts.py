@@ -38,7 +38,7 @@ class HostPin:
     package: str  # as the registry names it (a PyPI extra included)
     version: str
     recipe: str  # a file under examples/hosts/
-    requires: tuple[str, ...] = ()  # PyPI pins of what the host runs on (its MCP client), so a rebuild is the same
+    requires: tuple[str, ...] = ()  # pins of what the host runs on (its MCP client), so that a rebuild is the same
 
     @property
     def label(self) -> str:
@@ -47,9 +47,7 @@ class HostPin:
 
     @property
     def requirements(self) -> list[str]:
-        if self.registry == "npm":
-            return [f"{self.package}@{self.version}"]
-        return [f"{self.package}=={self.version}", *self.requires]
+        return [f"{self.package}{'@' if self.registry == 'npm' else '=='}{self.version}", *self.requires]
 
 
 @dataclass(frozen=True)
@@ -74,7 +72,14 @@ HOSTS = [
     HostPin("python-sdk", "pypi", "mcp", "2.2.0", "python_sdk_client.py"),
     HostPin("python-sdk", "pypi", "mcp", "2.3.0", "python_sdk_client.py"),
     HostPin("typescript-sdk", "npm", "@modelcontextprotocol/sdk", "1.32.2", "typescript_sdk_client.cjs"),
-    HostPin("inspector-cli", "npm", "@modelcontextprotocol/inspector", "0.15.0", "inspector_cli.sh"),
+    HostPin(
+        "inspector-cli",
+        "npm",
+        "@modelcontextprotocol/inspector",
+        "0.15.0",
+        "inspector_cli.sh",
+        ("@modelcontextprotocol/sdk@1.32.2",),  # its own range (^1.13.1) would float
+    ),
     HostPin("openai-agents", "pypi", "openai-agents", "0.24.0", "openai_agents_client.py", ("mcp==2.3.0",)),
     HostPin(
         "pydantic-ai",
@@ -96,7 +101,7 @@ HOSTS = [
 
 
 def hosts(labels: list[str] | None = None) -> list[Host]:
-    """The hosts labelled (all of HOSTS by default), each installed on first use; Unavailable where it cannot be."""
+    """The hosts labelled (all of HOSTS by default), each installed on first use (Unavailable: one cannot be)."""
     return [host(pin) for pin in HOSTS if labels is None or pin.label in labels]
 
 
