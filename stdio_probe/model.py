@@ -61,8 +61,11 @@ class Server:
     """A stdio server under the server checks: its label (the run's subject), command line, and large call.
 
     large_call is (tool, arguments): a tools/call whose answer is larger than the pipe (S2).
+    protocol is the era the checks speak to it (eras.LEGACY or a modern version): given by
+    --protocol, else None until the runner found it (checks.session.find_era).
     """
 
     label: str
     command: str
     large_call: tuple[str, dict] | None = None
+    protocol: str | None = None

@@ -22,6 +22,9 @@ SCHEMA_VERSION history:
      upload time or a git tree's commit date), sdk.installed (what the environment was made with),
      sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit; sdk.env_created_s
      (seconds the environment took to make; optional, added within 7).
+  8  server checks speak both protocol eras: server.era {protocol, version, chosen_by, evidence, probe}
+     (legacy or 2026-07-28, found by server/discover or forced by --protocol); arms carry protocol and
+     opening {method, answer, version}.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from pathlib import Path
 from stdio_probe import __version__, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 SCHEMA_PATH = package_file("results.schema.json")
 
 

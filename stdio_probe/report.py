@@ -152,8 +152,19 @@ def _full(runs: list[dict]) -> Table:
         held = run["mitigation"]
         cells = [f"{MITIGATION[held['held']]}: {escape(held['note'])}"] if contract else []
         verdict = verdict_text(run["verdict"])
-        table.add_row(Text(subject_title(run)), run["case"], verdict, Text(run["reason"]), *cells)
+        table.add_row(Text(subject_title(run) + _era(run)), run["case"], verdict, Text(run["reason"]), *cells)
     return table
+
+
+def _era(run: dict) -> str:
+    """A server run's protocol era as -v shows it under the label: which, and how it was chosen
+    (results.json's server.era has the evidence)."""
+    era = run.get("server", {}).get("era")
+    if era is None:
+        return ""
+    which = era["protocol"] or "none in common"
+    version = f" {era['version']}" if era["version"] and era["version"] != era["protocol"] else ""
+    return f"\nera: {which}{version} (by {era['chosen_by']})"
 
 
 def save_svg(renderable: RenderableType, path: Path, width: int) -> None:

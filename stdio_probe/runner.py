@@ -6,10 +6,11 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
-from stdio_probe import spawn
+from stdio_probe import eras, spawn
 from stdio_probe.cases import ARMS, CASES, arms_of
-from stdio_probe.checks import CHECKS
+from stdio_probe.checks import CHECKS, session
 from stdio_probe.decide import NO_CONTRACT, decide, decide_check, mitigation
 from stdio_probe.model import Options, Sdk, Server
 
@@ -96,15 +97,24 @@ def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> lis
 
 
 def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
-    """Run every server check's arms (concurrently in the fast method) and decide each check per server."""
+    """Find each server's era, then run every server check's arms in it (concurrently in the fast
+    method) and decide each check per server. A server sharing no era with the probe gets
+    not_applicable arms."""
     jobs = [(i, check_id, arm) for check_id in check_ids for arm in CHECKS[check_id].ARMS for i in range(len(servers))]
+    workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        found = list(pool.map(lambda server: _era(server, options, on_arm), servers))
+    servers = [replace(server, protocol=era["protocol"]) for server, era in zip(servers, found, strict=True)]
 
     def one(i: int, check_id: str, arm: str) -> dict:
         server, check = servers[i], CHECKS[check_id]
         on_arm(server.label, check_id, arm, "running", "")
         started = time.time()
         try:
-            record = check.run_arm(arm, server, options)
+            if server.protocol is None:
+                record = {"not_applicable": found[i]["evidence"]}
+            else:
+                record = check.run_arm(arm, server, options)
         except Exception as exc:
             record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
         record["started_at"] = started
@@ -113,7 +123,6 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
         on_arm(server.label, check_id, arm, "done", note)
         return record
 
-    workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {job: pool.submit(one, *job) for job in jobs}
         try:
@@ -123,11 +132,34 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
             raise
     runs = []
     for i, server in enumerate(servers):
+        era = _with_version(found[i], [record for job, record in records.items() if job[0] == i])
         for check_id in check_ids:
             arms = {arm: records[(i, check_id, arm)] for arm in CHECKS[check_id].ARMS}
             described = {"label": server.label, "command": server.command}
             if server.large_call is not None:
                 described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
+            described["era"] = era
             verdict = decide_check(CHECKS[check_id], arms)
             runs.append({"case": check_id, "server": described, **verdict, "mitigation": NO_CONTRACT, "arms": arms})
     return runs
+
+
+ERA_ROW = ("era", eras.DISCOVER)  # the live view's row of a server's era probe: (case, arm)
+
+
+def _era(server: Server, options: Options, on_arm: ArmListener) -> dict:
+    """session.find_era, shown in the live view when it starts a process (no --protocol)."""
+    if server.protocol is not None:
+        return session.find_era(server, options)
+    on_arm(server.label, *ERA_ROW, "running", "")
+    found = session.find_era(server, options)
+    on_arm(server.label, *ERA_ROW, "done", f"{found['protocol']}: {found['evidence']}")
+    return found
+
+
+def _with_version(era: dict, arms: list[dict]) -> dict:
+    """The era found, with the legacy version the server answered initialize with (from its arms)."""
+    if era["version"] is not None:
+        return era
+    answered = (arm.get("opening", {}).get("version") for arm in arms)
+    return {**era, "version": next((version for version in answered if version), None)}

@@ -1,12 +1,13 @@
 """The command line of the server checks: --server COMMAND, and what applies to the --server before it.
 
     --server "mcp-server-git --repository REPO" --large-call 'git_log {"repo_path": "REPO"}'
-    --server "uvx mcp-server-time" --name time
+    --server "uvx mcp-server-time" --name time --protocol legacy
 
---large-call and --name belong to the --server given just before them (each at most once per
-server), so several servers each get their own. Everything is checked here, before anything is
-spawned: a command shlex cannot split or whose program is not found, arguments that are not a
-JSON object: ServerArgsError; a --large-call or --name with no --server before it: parser.error.
+--large-call, --name and --protocol belong to the --server given just before them (each at most
+once per server), so several servers each get their own (one command twice, once per era).
+Everything is checked here, before anything is spawned: a command shlex cannot split or whose
+program is not found, arguments that are not a JSON object, an era not known: ServerArgsError;
+a --large-call, --name or --protocol with no --server before it: parser.error.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import shlex
 import shutil
 
+from stdio_probe.eras import ERAS
 from stdio_probe.model import Server
 
 
@@ -40,10 +42,10 @@ class _ServerAction(argparse.Action):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--server, --large-call and --name, in a group of their own."""
+    """--server, --large-call, --name and --protocol, in a group of their own."""
     group = parser.add_argument_group(
         "server checks (S1-S6) against any stdio server, no SDK needed",
-        "--large-call and --name apply to the --server just before them",
+        "--large-call, --name and --protocol apply to the --server just before them",
     )
     common = {"dest": "servers", "default": [], "action": _ServerAction}
     group.add_argument(
@@ -67,6 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         **common,
         help="the server's label in the report and --expect (default: its program's name)",
     )
+    group.add_argument(
+        "--protocol",
+        metavar="ERA",
+        const="protocol",
+        **common,
+        help=f"speak this era only: {' or '.join(ERAS)} (default: server/discover finds it, else initialize)",
+    )
 
 
 def servers(given: list[dict]) -> list[Server]:
@@ -88,8 +97,10 @@ def servers(given: list[dict]) -> list[Server]:
                 raise ServerArgsError(f"--name {label!r} names two servers")
             label = next(f"{label} #{n}" for n in range(2, len(given) + 2) if f"{label} #{n}" not in labels)
         labels.add(label)
-        large = entry.get("large_call")
-        found.append(Server(label, command, None if large is None else large_call(large)))
+        large, protocol = entry.get("large_call"), entry.get("protocol")
+        if protocol is not None and protocol not in ERAS:
+            raise ServerArgsError(f"--protocol {protocol!r}: one of {', '.join(ERAS)}")
+        found.append(Server(label, command, None if large is None else large_call(large), protocol))
     return found
 
 

@@ -11,16 +11,17 @@ from stdio_probe.model import Finding, Options, Server
 ID = "S4"
 TITLE = "stdout carries only JSON-RPC lines, start-up to exit"
 ARMS = ("bug",)
-PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+PING_ID = 2
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
-    """Read stdout from the start: initialize, ping, stdin EOF, until the exit (or the window)."""
+    """Read stdout from the start: the era's opening, its liveness request (ping; server/discover in
+    2026-07-28), stdin EOF, until the exit (or the window)."""
 
     def body(s: session.Session) -> dict:
         initialized = s.initialize(options)
-        if initialized and s.send(PING):
-            s.reader.wait_for(lambda r: 2 in r.ids, options.window)
+        if initialized and s.send(s.liveness_request(PING_ID)):
+            s.reader.wait_for(lambda r: PING_ID in r.ids, options.window)
         s.close_stdin()
         exited = s.wait_exit(options.window)
         s.reader.wait_for(lambda r: r.eof.is_set(), 1.0 if exited is not None else 0.0)

@@ -1,8 +1,10 @@
-"""One server under one check's arm: start it, shake hands, end it, and reap its whole tree.
+"""One server under one check's arm: start it, open the connection in its era, end it, and reap its whole tree.
 
 Every check starts its server here (spawn.spawn_command: own session, markers, bounded stderr)
 and reads its stdout through wire.StdoutReader. end() leaves nothing alive: the server's
 process group, then everything carrying its marker or in its session, and says what it reaped.
+The era (stdio_probe.eras) is found once per server by find_era, on a process of its own;
+every request a check sends then carries what that era requires (Session.send).
 """
 
 from __future__ import annotations
@@ -11,42 +13,65 @@ import os
 import signal
 import time
 from contextlib import suppress
+from dataclasses import replace
 
-from stdio_probe import sample, spawn, wire
+from stdio_probe import eras, sample, spawn, wire
 from stdio_probe.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
 REAP_BOUND = 1.0  # seconds SIGKILLed descendants have to be gone
+OPENING_ID = 0
 
 
 class Session:
-    """A started server: child, its marker, and its stdout reader (None once the arm stops reading)."""
+    """A started server: child, its marker, its stdout reader (None once the arm stops reading), and
+    the era it is spoken to in (server.protocol; legacy where none was set)."""
 
     def __init__(self, server: Server) -> None:
         self.server = server
+        self.era = server.protocol or eras.LEGACY
+        self.opening: dict | None = None  # the opening request's method and how it was answered
         self.child, self.server_id = spawn.spawn_command(server.command)
         self.sid = self.child.pid  # its own session: start_new_session
         self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child)
 
     def initialize(self, options: Options) -> bool:
-        """initialize, its answer, notifications/initialized; bounded as wire.initialize bounds it."""
-        try:
-            return wire.initialize(self.child, self.reader, options.window)
-        except (BrokenPipeError, OSError):
+        """Open the connection as its era does: initialize, its answer, notifications/initialized
+        (legacy); server/discover and its answer (modern, where every later request carries the
+        envelope instead). True when the opening request got a result, within the idle bound."""
+        request = eras.opening_request(self.era, OPENING_ID)
+        self.opening = {"method": request["method"], "answer": None}
+        if not self.send(request):
             return False
+        self.child.wait_for(lambda: OPENING_ID in self.reader.ids, options.window)
+        answer = next((m for m in self.reader.messages if m.get("id") == OPENING_ID and "method" not in m), None)
+        if answer is None and OPENING_ID in self.reader.ids:  # answered, past what the reader keeps
+            answer = {"id": OPENING_ID, "result": {}}
+        self.opening["answer"] = eras.answer_text(answer)
+        if answer is None or not isinstance(answer.get("result"), dict):
+            return False
+        if not eras.is_modern(self.era):
+            self.opening["version"] = answer["result"].get("protocolVersion")
+            return self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return True
+
+    def liveness_request(self, request_id: int) -> dict:
+        """A request the era has that changes nothing (ping; server/discover in 2026-07-28)."""
+        return eras.liveness_request(self.era, request_id)
 
     def stdout_read_by_reader(self) -> bool:
         """Whether a reader still drains stdout (not paused)."""
         return self.reader is not None and not self.reader.paused
 
     def send(self, message: dict | bytes) -> bool:
-        """One message (or raw line) on stdin; False when the server no longer reads it."""
+        """One message (a request gains what the era requires: eras.stamp) or raw line on stdin;
+        False when the server no longer reads it."""
         try:
             if isinstance(message, bytes):
                 self.child.process.stdin.write(message)
                 self.child.process.stdin.flush()
             else:
-                wire.send(self.child, message)
+                wire.send(self.child, eras.stamp(self.era, message))
         except (BrokenPipeError, OSError, ValueError):
             return False
         return True
@@ -96,6 +121,9 @@ class Session:
             self.reader.join(1.0)
         record = self.child.record()
         record["command"] = self.server.command
+        record["protocol"] = self.era
+        if self.opening is not None:
+            record["opening"] = self.opening
         record["reaped_at_end"] = reaped
         if self.reader is not None:
             record["stdout"] = {"bytes": self.reader.bytes, "lines": self.reader.lines}
@@ -122,8 +150,38 @@ def run(server: Server, options: Options, body) -> dict:
 
 
 def not_initialized(record: dict) -> Finding:
-    """No evidence either way: the server never answered initialize."""
-    return Finding(None, f"no answer to initialize (exit {record.get('exit_code')})", "no answer to initialize")
+    """No evidence either way: the server never answered the opening request (initialize, or
+    server/discover in 2026-07-28) with a result."""
+    opening = record.get("opening") or {"method": "initialize", "answer": "no answer"}
+    method, answer = opening["method"], opening["answer"]
+    short = f"no answer to {method}" if answer == "no answer" else f"{method} refused: {answer}"
+    return Finding(None, f"{short} (exit {record.get('exit_code')})", short)
+
+
+def find_era(server: Server, options: Options) -> dict:
+    """The era the checks speak to server: --protocol's, or what server/discover shows on a process
+    of its own (eras.era_from_discover), then ended: {protocol, version, chosen_by, evidence}, and
+    the probe's process facts."""
+    if server.protocol is not None:
+        version = server.protocol if eras.is_modern(server.protocol) else None
+        return {"protocol": server.protocol, "version": version, "chosen_by": "--protocol", "evidence": "--protocol"}
+    try:
+        s = Session(replace(server, protocol=eras.MODERN))
+    except (OSError, ValueError) as exc:
+        evidence = f"cannot start: {exc}"
+        return {"protocol": eras.LEGACY, "version": None, "chosen_by": eras.DISCOVER, "evidence": evidence}
+    started = time.monotonic()
+    try:
+        s.initialize(options)
+        answer = next((m for m in s.reader.messages if m.get("id") == OPENING_ID and "method" not in m), None)
+        waited = round(time.monotonic() - started, 3)
+    finally:
+        facts = s.end()
+    found = eras.era_from_discover(answer, waited)
+    if answer is None and facts["ended_by"] == "self":
+        found["evidence"] = f"exited {facts['exit_code']} without answering {eras.DISCOVER}"
+    probe = {key: facts.get(key) for key in ("pid", "exit_code", "signal", "ended_by")}
+    return {**found, "chosen_by": eras.DISCOVER, "probe": {**probe, "answer": s.opening["answer"], "waited_s": waited}}
 
 
 def exit_after(s: Session, trigger: str, bound: float) -> dict:
