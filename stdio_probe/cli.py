@@ -335,7 +335,8 @@ def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> 
         raise UsageError("--bisect needs exactly one check (--only) and one server")
     expected = expect.load(args.expect) if args.expect else None
     options = Options(window=args.window, method=args.method)
-    rows = [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].ARMS]
+    rows = [(s.label, *runner.ERA_ROW) for s in servers if s.protocol is None]
+    rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].ARMS]
     return record_and_finish(
         lambda live: runner.run_servers(servers, check_ids, options, live),
         rows, options, Gate(check_ids, expected), args, (console, errors),

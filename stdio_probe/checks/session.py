@@ -164,7 +164,7 @@ def find_era(server: Server, options: Options) -> dict:
     the probe's process facts."""
     if server.protocol is not None:
         version = server.protocol if eras.is_modern(server.protocol) else None
-        return {"protocol": server.protocol, "version": version, "chosen_by": "--protocol", "evidence": "--protocol"}
+        return {"protocol": server.protocol, "version": version, "chosen_by": "--protocol", "evidence": "forced"}
     try:
         s = Session(replace(server, protocol=eras.MODERN))
     except (OSError, ValueError) as exc:

@@ -1,0 +1,221 @@
+"""The server checks in both protocol eras (stdio_probe.eras): the era found per server, every check a
+real verdict in each, --protocol forcing one, and the Python SDK's own MCPServer spoken to in both.
+
+The stdlib fixture server speaks legacy (default), 2026-07-28 only (--era modern) or both; a legacy
+one answers server/discover as the real ones do (--on-discover: -32601, -32602, silence, exit).
+Every test also passes conftest's guard: no process of the run is left alive.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import jsonschema
+import pytest
+
+from stdio_probe import cli, eras, runner, spawn
+from stdio_probe.checks import CHECKS
+from stdio_probe.model import Options, Server
+from stdio_probe.record import SCHEMA_PATH
+from stdio_probe.sdk import Request, resolve
+from tests.test_outputs import assert_fits, probe
+from tests.test_server_checks import BUG, OK, SHAPES, WELL, WINDOW, assert_nothing_left, command
+
+API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
+ERA_OF = {"legacy": eras.LEGACY, "modern": eras.MODERN, "both": eras.MODERN}  # what server/discover finds
+
+
+def run_servers(servers: list[Server], checks: list[str] | None = None, window: float = WINDOW) -> dict:
+    runs = runner.run_servers(servers, checks or list(CHECKS), Options(window), lambda *a: None)
+    return {(run["server"]["label"], run["case"]): run for run in runs}
+
+
+def verdicts(runs: dict, label: str) -> dict:
+    return {case: run["verdict"] for (name, case), run in runs.items() if name == label}
+
+
+@pytest.mark.parametrize("era", ["modern", "both"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
+    """The legacy era is test_server_checks' own (the fixture's default)."""
+    flags, expected = SHAPES[shape]
+    runs = run_servers([Server("fixture", command(*flags, "--era", era), ("large", {}))])
+    assert verdicts(runs, "fixture") == expected, {case: run["reason"] for (_, case), run in runs.items()}
+    for run in runs.values():
+        assert run["server"]["era"]["protocol"] == ERA_OF[era], run["server"]["era"]
+        assert all(arm.get("protocol", eras.MODERN) == eras.MODERN for arm in run["arms"].values())
+    assert_nothing_left(runs)
+
+
+@pytest.mark.parametrize(
+    ("flags", "protocol", "found", "evidence"),
+    [
+        (("--on-discover", "error"), None, eras.LEGACY, "server/discover refused: error -32601"),
+        (("--on-discover", "invalid"), None, eras.LEGACY, "server/discover refused: error -32602"),
+        (("--on-discover", "silent"), None, eras.LEGACY, "no answer to server/discover within"),
+        (("--on-discover", "exit"), None, eras.LEGACY, "exited 1 without answering server/discover"),
+        (("--era", "modern"), None, eras.MODERN, "supportedVersions ['2026-07-28']"),
+        (("--era", "both"), None, eras.MODERN, "supportedVersions ['2026-07-28']"),
+        (("--era", "both"), eras.LEGACY, eras.LEGACY, "forced"),
+        (("--era", "both"), eras.MODERN, eras.MODERN, "forced"),
+    ],
+    ids=["-32601", "-32602", "silent", "exits", "modern", "both", "both-forced-legacy", "both-forced-modern"],
+)
+def test_the_era_is_found_once_per_server_and_every_arm_speaks_it(flags, protocol, found, evidence):
+    runs = run_servers([Server("fixture", command(*flags), ("large", {}), protocol)], ["S1", "S2", "S6"])
+    assert verdicts(runs, "fixture") == {"S1": OK, "S2": OK, "S6": OK}, [r["reason"] for r in runs.values()]
+    era = runs[("fixture", "S1")]["server"]["era"]
+    assert era["protocol"] == found and evidence in era["evidence"]
+    assert era["chosen_by"] == ("--protocol" if protocol else "server/discover") and ("probe" in era) != bool(protocol)
+    assert era["version"] == (eras.LEGACY_VERSION if found == eras.LEGACY else eras.MODERN)
+    opening, liveness = ("initialize", "ping") if found == eras.LEGACY else ("server/discover", "server/discover")
+    for run in runs.values():
+        for arm in run["arms"].values():
+            assert arm["protocol"] == found and arm["opening"]["method"] == opening
+    assert runs[("fixture", "S6")]["arms"]["bug"]["ping_method"] == liveness
+    assert_nothing_left(runs)
+
+
+def test_an_era_the_server_lacks_gives_no_verdict_and_says_what_refused():
+    servers = [
+        Server("modern-only", command("--era", "modern"), None, eras.LEGACY),
+        Server("legacy-only", command(), None, eras.MODERN),
+    ]
+    runs = run_servers(servers, ["S1", "S6"])
+    assert {key: run["verdict"] for key, run in runs.items()} == dict.fromkeys(runs, "inconclusive")
+    assert "initialize refused: error -32601" in runs[("modern-only", "S1")]["reason"]
+    assert "server/discover refused: error -32601" in runs[("legacy-only", "S6")]["reason"]
+
+
+def test_a_server_sharing_no_era_with_the_probe_is_not_applicable(tmp_path):
+    """It answers every request with -32022 naming only a version the probe does not know."""
+    script = tmp_path / "future.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    error = {'code': -32022, 'message': 'Unsupported', 'data': {'supported': ['2099-01-01']}}\n"
+        "    print(json.dumps({'jsonrpc': '2.0', 'id': m.get('id'), 'error': error}), flush=True)\n"
+    )
+    runs = run_servers([Server("future", f"{sys.executable} {script}")], ["S1", "S5"])
+    for run in runs.values():
+        assert run["verdict"] == "not_applicable" and "speaks only ['2099-01-01']" in run["reason"]
+        assert run["server"]["era"]["protocol"] is None
+    assert spawn.run_processes() == []
+
+
+@pytest.fixture(scope="module")
+def legacy_sdk():
+    """mcp 1.30.0 (FastMCP, the initialize handshake only), in the default user cache like conftest's second_sdk."""
+    from stdio_probe import envs
+
+    try:
+        return resolve(Request("1.30.0", "pypi", "1.30.0"), envs.default_cache())
+    except Exception as exc:  # no index and no cached environment: nothing to run it with
+        pytest.skip(f"mcp 1.30.0 unavailable: {exc}")
+
+
+SDK_VERDICTS = WELL | {"S2": BUG}  # the SDK's full-pipe hang (L1) shows as S2 in every era
+
+
+@pytest.mark.parametrize("which", ["pinned", "2.3.0"])
+def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_sdk):
+    """MCPServer serves both eras on stdio (the first request decides): each forced, and found."""
+    python = (pinned if which == "pinned" else second_sdk).python
+    server = f"{python} {API_FIXTURE} --payload-bytes 300000"
+    servers = [Server(str(protocol), server, ("payload", {}), protocol) for protocol in (None, *eras.ERAS)]
+    runs = run_servers(servers, window=8.0)
+    for label in ("None", *eras.ERAS):
+        assert verdicts(runs, label) == SDK_VERDICTS, (label, {c: r["reason"] for (n, c), r in runs.items()})
+    assert runs[("None", "S1")]["server"]["era"]["protocol"] == eras.MODERN
+    assert runs[(eras.MODERN, "S6")]["headline"] == "server/discover answered after bad lines"
+    assert runs[(eras.LEGACY, "S6")]["headline"] == "ping answered after bad lines"
+    assert_nothing_left(runs)
+
+
+def test_a_legacy_sdk_server_is_found_legacy_by_its_refusal(legacy_sdk):
+    server = Server("fastmcp", f"{legacy_sdk.python} {API_FIXTURE} --payload-bytes 300000", ("payload", {}))
+    runs = run_servers([server], window=8.0)
+    assert verdicts(runs, "fastmcp") == SDK_VERDICTS, {c: r["reason"] for (_, c), r in runs.items()}
+    era = runs[("fastmcp", "S1")]["server"]["era"]
+    assert era["protocol"] == eras.LEGACY and "error -32602" in era["evidence"]
+    assert_nothing_left(runs)
+
+
+def test_cli_records_the_era_per_server_and_shows_it_with_v(tmp_path):
+    args = ["--server", command("--era", "both"), "--name", "found", "--server", command("--era", "both")]
+    done = probe(*args, "--name", "forced", "--protocol", "legacy", "--only", "S1,S4", "-v", cwd=tmp_path)
+    assert done.returncode == cli.EXIT_OK, done.stderr
+    document = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(document, json.loads(SCHEMA_PATH.read_text()))
+    found = {run["server"]["label"]: run["server"]["era"] for run in document["runs"]}
+    assert found["found"]["protocol"] == eras.MODERN and found["forced"]["protocol"] == eras.LEGACY
+    assert "era: 2026-07-28" in done.stdout and "era: legacy 2025-11-25" in done.stdout  # under each label
+    assert_fits(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--server", "python3", "--protocol", "2027-01-01"], "--protocol '2027-01-01': one of legacy, 2026-07-28"),
+        (["--protocol", "legacy", "--server", "python3"], "applies to the --server before it"),
+        (["--server", "python3", "--protocol", "legacy", "--protocol", "legacy"], "given twice"),
+    ],
+)
+def test_bad_protocol_is_one_line_exit_2(args, message, tmp_path):
+    done = probe(*args, cwd=tmp_path)
+    assert done.returncode == cli.EXIT_USAGE, done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr and list(tmp_path.iterdir()) == []
+
+
+# --- eras.py on its own: the client's requests, the reading of a discover answer, the server side
+
+
+def test_a_modern_request_carries_the_envelope_and_keeps_its_own_meta():
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": {"progressToken": 1}}}
+    stamped = eras.stamp(eras.MODERN, call)
+    meta = stamped["params"]["_meta"]
+    assert meta[eras.PROTOCOL_VERSION_KEY] == eras.MODERN and meta[eras.CLIENT_CAPABILITIES_KEY] == {}
+    assert meta["progressToken"] == 1 and stamped["params"]["name"] == "t"
+    assert call["params"]["_meta"] == {"progressToken": 1}  # the caller's message untouched
+    assert eras.stamp(eras.LEGACY, call) is call
+    notification = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
+    assert eras.stamp(eras.MODERN, notification) is notification
+    assert eras.liveness_request(eras.MODERN, 2)["method"] == "server/discover"
+    assert eras.liveness_request(eras.LEGACY, 2) == {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+
+
+def _error(code: int, data: object = None) -> dict:
+    return {"jsonrpc": "2.0", "id": 0, "error": {"code": code, "message": "m", **({"data": data} if data else {})}}
+
+
+@pytest.mark.parametrize(
+    ("answer", "protocol"),
+    [
+        ({"id": 0, "result": {"supportedVersions": ["2025-11-25", "2026-07-28"]}}, eras.MODERN),
+        ({"id": 0, "result": {"supportedVersions": ["2025-06-18"]}}, eras.LEGACY),  # go-sdk's stateful default
+        ({"id": 0, "result": {}}, eras.LEGACY),
+        (_error(-32601), eras.LEGACY),
+        (_error(-32602), eras.LEGACY),
+        (_error(-32603), eras.LEGACY),
+        (_error(-32022, {"supported": ["2026-07-28"]}), eras.MODERN),
+        (_error(-32004, {"supported": ["2025-11-25", "2099-01-01"]}), eras.LEGACY),
+        (_error(-32022, {"supported": ["2099-01-01"]}), None),
+        (None, eras.LEGACY),
+    ],
+)
+def test_a_discover_answer_shows_the_era_as_the_sdks_read_it(answer, protocol):
+    assert eras.era_from_discover(answer, 1.0)["protocol"] == protocol
+
+
+def test_the_server_side_recognises_each_era_and_answers_as_a_modern_server():
+    discover = eras.opening_request(eras.MODERN, 0)
+    assert eras.era_of_request(discover) == eras.MODERN and eras.envelope_error(discover) is None
+    assert eras.client_envelope(discover)["clientInfo"] == eras.CLIENT_INFO
+    assert eras.era_of_request(eras.opening_request(eras.LEGACY, 0)) == eras.LEGACY
+    bare = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {"progressToken": 1}}}
+    assert eras.era_of_request(bare) is None and eras.envelope_error(bare)["code"] == eras.INVALID_PARAMS
+    result = eras.discover_result({"tools": {}}, {"name": "s", "version": "1"})
+    assert result["supportedVersions"] == [eras.MODERN] and result["resultType"] == "complete"
+    assert result["_meta"][eras.SERVER_INFO_KEY]["name"] == "s" and {"ttlMs", "cacheScope"} <= result.keys()
