@@ -114,7 +114,8 @@ def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
     )
     started = time.monotonic()
     runs = run_checks(flags)
-    assert time.monotonic() - started < 8 * WINDOW
+    # plus the era probe's own start: SIGTERM ignored, it is killed after TERM_GRACE, as an arm's server is
+    assert time.monotonic() - started < 8 * WINDOW + 2 * spawn.TERM_GRACE
     assert runs["S4"]["verdict"] == BUG and runs["S5"]["verdict"] == BUG and runs["S3"]["verdict"] == BUG
     for run in runs.values():
         for arm in run["arms"].values():
@@ -210,7 +211,9 @@ def test_cli_runs_every_check_on_every_server_and_records_its_identity(cli_run):
         "label": "good",
         "command": command(),
         "large_call": {"tool": "large", "arguments": {}},
+        "era": runs[0]["server"]["era"],
     }
+    assert runs[0]["server"]["era"]["protocol"] == "legacy"  # the fixture's default (test_eras: both eras)
     assert_fits(cli_run["done"].stdout)
     assert "bad" in cli_run["done"].stdout and "S6" in cli_run["done"].stdout
 
