@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from stdio_probe import sample
+from stdio_probe import eras, sample
 from stdio_probe.spawn import Child
 
 
@@ -25,12 +25,7 @@ def close_stdin(child: Child) -> float:
     return time.monotonic()
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
-}
+INITIALIZE = eras.opening_request(eras.LEGACY, 0)  # the cases' fixtures speak the legacy era
 
 
 def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> bool:
