@@ -23,7 +23,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         ping = s.liveness_request(PING_ID)
         sent = all(s.send(line) for line in BAD_LINES) and s.send(ping)
         seen = sent and s.child.wait_for(lambda: PING_ID in s.reader.ids, options.window)
-        answer = next((m for m in s.reader.messages if m.get("id") == PING_ID and "method" not in m), None)
+        answer = s.answer(PING_ID)
         return {
             "initialized": True,
             "input_accepted": sent,

@@ -44,7 +44,7 @@ class Session:
         if not self.send(request):
             return False
         self.child.wait_for(lambda: OPENING_ID in self.reader.ids, options.window)
-        answer = next((m for m in self.reader.messages if m.get("id") == OPENING_ID and "method" not in m), None)
+        answer = self.answer(OPENING_ID)
         if answer is None and OPENING_ID in self.reader.ids:  # answered, past what the reader keeps
             answer = {"id": OPENING_ID, "result": {}}
         self.opening["answer"] = eras.answer_text(answer)
@@ -54,6 +54,10 @@ class Session:
             self.opening["version"] = answer["result"].get("protocolVersion")
             return self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return True
+
+    def answer(self, request_id: int) -> dict | None:
+        """The response to request_id among the messages the reader kept, if any."""
+        return next((m for m in self.reader.messages if m.get("id") == request_id and "method" not in m), None)
 
     def liveness_request(self, request_id: int) -> dict:
         """A request the era has that changes nothing (ping; server/discover in 2026-07-28)."""
@@ -173,7 +177,7 @@ def find_era(server: Server, options: Options) -> dict:
     started = time.monotonic()
     try:
         s.initialize(options)
-        answer = next((m for m in s.reader.messages if m.get("id") == OPENING_ID and "method" not in m), None)
+        answer = s.answer(OPENING_ID)
         waited = round(time.monotonic() - started, 3)
     finally:
         facts = s.end()
