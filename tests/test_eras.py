@@ -9,6 +9,7 @@ Every test also passes conftest's guard: no process of the run is left alive.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import jsonschema
@@ -219,3 +220,15 @@ def test_the_server_side_recognises_each_era_and_answers_as_a_modern_server():
     result = eras.discover_result({"tools": {}}, {"name": "s", "version": "1"})
     assert result["supportedVersions"] == [eras.MODERN] and result["resultType"] == "complete"
     assert result["_meta"][eras.SERVER_INFO_KEY]["name"] == "s" and {"ttlMs", "cacheScope"} <= result.keys()
+
+
+def test_eras_loads_by_its_path_in_an_interpreter_without_the_probe():
+    """What a scenario server started by a host can do: the module needs nothing but the stdlib."""
+    path = spawn.FIXTURES.parent / "eras.py"
+    code = (
+        "import importlib.util as u, sys\n"
+        f"spec = u.spec_from_file_location('eras', {str(path)!r}); m = u.module_from_spec(spec)\n"
+        "spec.loader.exec_module(m); print(m.era_of_request(m.opening_request(m.MODERN, 0)))\n"
+    )
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == eras.MODERN, done.stderr
