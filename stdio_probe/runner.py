@@ -148,11 +148,16 @@ ERA_ROW = ("era", eras.DISCOVER)  # the live view's row of a server's era probe:
 
 
 def _era(server: Server, options: Options, on_arm: ArmListener) -> dict:
-    """session.find_era, shown in the live view when it starts a process (no --protocol)."""
+    """session.find_era, shown in the live view when it starts a process (no --protocol). A failure
+    of the probe itself leaves the legacy era, saying why, as no answer would."""
     if server.protocol is not None:
         return session.find_era(server, options)
     on_arm(server.label, *ERA_ROW, "running", "")
-    found = session.find_era(server, options)
+    try:
+        found = session.find_era(server, options)
+    except Exception as exc:
+        why = f"the era probe failed: {type(exc).__name__}: {exc}"
+        found = {"protocol": eras.LEGACY, "version": None, "chosen_by": eras.DISCOVER, "evidence": why}
     on_arm(server.label, *ERA_ROW, "done", f"{found['protocol']}: {found['evidence']}")
     return found
 
