@@ -15,10 +15,23 @@ from pathlib import Path
 
 from rich.console import Console
 
-from stdio_probe import ci_output, compare, envs, expect, record, report, runner, sdk, server_args, spawn, usage
+from stdio_probe import (
+    ci_output,
+    compare,
+    env_args,
+    envs,
+    expect,
+    record,
+    report,
+    runner,
+    sdk,
+    server_args,
+    spawn,
+    usage,
+)
 from stdio_probe.cases import CASES, arms_of
 from stdio_probe.checks import CHECKS
-from stdio_probe.model import Options, Sdk
+from stdio_probe.model import ChildEnv, Options, Sdk
 from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
 
@@ -97,6 +110,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="one case, one SDK: exit 0 not reproduced, 1 reproduced, 125 cannot tell (for git bisect run)",
     )
     server_args.add_arguments(parser)
+    env_args.add_arguments(parser)
     _add_output_arguments(parser)
     return parser.parse_args(argv)
 
@@ -257,6 +271,8 @@ def _run(argv: list[str], errors: Console) -> int:
             for case_id, case in {**CASES, **CHECKS}.items():
                 console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
             return EXIT_OK
+        if (args.env or args.inherit_env) and not args.servers:
+            raise UsageError("--env and --inherit-env go with --server (an SDK's fixtures get what they need)")
         if args.markdown and not args.compare:
             raise UsageError("--markdown goes with --compare")
         if args.compare:
@@ -277,7 +293,14 @@ def _run(argv: list[str], errors: Console) -> int:
         if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
             raise UsageError("--bisect needs exactly one case (--only) and one SDK")
         expected = expect.load(args.expect) if args.expect else None
-    except (UsageError, SdkError, expect.ExpectationError, ResultsError, server_args.ServerArgsError) as exc:
+    except (
+        UsageError,
+        SdkError,
+        expect.ExpectationError,
+        ResultsError,
+        server_args.ServerArgsError,
+        env_args.EnvArgsError,
+    ) as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
         return BISECT_ABORT if bisecting else EXIT_USAGE
     try:
@@ -303,15 +326,25 @@ def record_and_finish(
     gate: Gate,
     args: argparse.Namespace,
     consoles: tuple[Console, Console],
+    env: ChildEnv | None = None,
 ) -> int:
-    """run(live view) -> runs; then reap, write results.json, report, gate: the end of every run."""
+    """run(live view) -> runs; then reap, write results.json, report, gate: the end of every run.
+
+    Everything shown or written comes from the runs with env's values (--env) redacted."""
     console, errors = consoles
+    env = env or ChildEnv()
     started = datetime.datetime.now(datetime.UTC)
     with report.LiveArms(console, rows) as live:
-        runs = run(live)
+
+        def shown(subject: str, case: str, arm: str, status: str, note: str) -> None:
+            live(subject, case, arm, status, env_args.redact(note, env))
+
+        runs = run(shown)
     leftovers = spawn.reap_all()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
-    written = write_results(args.out, record.results(meta, runs))
+    document = env_args.redact(record.results(meta, runs), env)
+    runs = document["runs"]
+    written = write_results(args.out, document)
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
     code = finish(runs, gate, args, written, (console, errors))
@@ -329,7 +362,8 @@ def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> 
     check_ids = selected_cases(args.only, CHECKS)
     if not args.window > 0:
         raise UsageError("--window must be a positive number of seconds")
-    servers = server_args.servers(args.servers)
+    env = env_args.resolve(args.env, args.inherit_env)
+    servers = server_args.servers(args.servers, env)
     check_outputs(args)
     if args.bisect and (len(check_ids) != 1 or len(servers) != 1):
         raise UsageError("--bisect needs exactly one check (--only) and one server")
@@ -339,7 +373,7 @@ def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> 
     rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].ARMS]
     return record_and_finish(
         lambda live: runner.run_servers(servers, check_ids, options, live),
-        rows, options, Gate(check_ids, expected), args, (console, errors),
+        rows, options, Gate(check_ids, expected), args, (console, errors), env,
     )
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
-from stdio_probe.spawn import FIXTURES
+from stdio_probe.spawn import FIXTURES, child_env
 
 
 class SdkError(Exception):
@@ -14,11 +13,12 @@ class SdkError(Exception):
 
 
 def read_facts(python: str, env: dict[str, str]) -> dict:
-    """Run fixtures/sdk_facts.py in the interpreter; fail when it cannot run or has no mcp."""
+    """Run fixtures/sdk_facts.py in the interpreter, in the environment its fixtures get (child_env: the mcp
+    it finds is theirs); fail when it cannot run or has no mcp."""
     try:
         out = subprocess.run(
             [python, str(FIXTURES / "sdk_facts.py")],
-            env={**os.environ, **env},
+            env=child_env(env),
             capture_output=True,
             text=True,
             timeout=30,

@@ -57,15 +57,33 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class ChildEnv:
+    """What a server (or host) under test gets of the probe's environment beyond a host's defaults.
+
+    values: the variables given with --env (resolved; their values are never recorded, only their
+    names); inherit: --inherit-env, the probe's whole environment (unsafe where it holds secrets).
+    """
+
+    values: dict[str, str] = field(default_factory=dict, repr=False)
+    inherit: bool = False
+
+    def described(self) -> dict:
+        """What results.json says of it: the names and whether everything was inherited."""
+        return {"names": sorted(self.values), "inherit": self.inherit}
+
+
+@dataclass(frozen=True)
 class Server:
     """A stdio server under the server checks: its label (the run's subject), command line, and large call.
 
     large_call is (tool, arguments): a tools/call whose answer is larger than the pipe (S2).
     protocol is the era the checks speak to it (eras.LEGACY or a modern version): given by
     --protocol, else None until the runner found it (checks.session.find_era).
+    env is what it gets of the probe's environment beyond a host's defaults.
     """
 
     label: str
     command: str
     large_call: tuple[str, dict] | None = None
     protocol: str | None = None
+    env: ChildEnv = field(default_factory=ChildEnv)

@@ -18,6 +18,7 @@ SCHEMA_VERSION history:
   6  server checks (--server): runs whose case is S1-S6 carry server {label, command, large_call}
      in place of sdk (exactly one of the two), arms of the check's own names (S5: eof, sigterm),
      and arm facts command, stdout {bytes, lines, offending}, reaped_at_end; case ids L or S.
+     server.env {names, inherit} (--env, --inherit-env; the values never; optional, added within 7).
   7  sdk.exclude_newer and sdk.exclude_newer_basis (the environment's resolution cut-off: a release's
      upload time or a git tree's commit date), sdk.installed (what the environment was made with),
      sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit; sdk.env_created_s
@@ -37,7 +38,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from stdio_probe import __version__, package_file, sample
+from stdio_probe import __version__, env_args, package_file, sample
 from stdio_probe.model import Options
 
 SCHEMA_VERSION = 8
@@ -168,4 +169,5 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def main_argv() -> list[str]:
-    return [Path(sys.argv[0]).name, *sys.argv[1:]]
+    """This invocation's command line as recorded: --env NAME=VALUE as NAME=*** (env_args)."""
+    return env_args.masked_argv([Path(sys.argv[0]).name, *sys.argv[1:]])

@@ -135,7 +135,7 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
         era = _with_version(found[i], [record for job, record in records.items() if job[0] == i])
         for check_id in check_ids:
             arms = {arm: records[(i, check_id, arm)] for arm in CHECKS[check_id].ARMS}
-            described = {"label": server.label, "command": server.command}
+            described = {"label": server.label, "command": server.command, "env": server.env.described()}
             if server.large_call is not None:
                 described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
             described["era"] = era

@@ -19,7 +19,7 @@ import shlex
 import shutil
 
 from stdio_probe.eras import ERAS
-from stdio_probe.model import Server
+from stdio_probe.model import ChildEnv, Server
 
 
 class ServerArgsError(Exception):
@@ -78,8 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def servers(given: list[dict]) -> list[Server]:
-    """The Servers the arguments describe, labels made unique; ServerArgsError on anything that cannot run."""
+def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
+    """The Servers the arguments describe, labels made unique, each given env (env_args);
+    ServerArgsError on anything that cannot run."""
     found, labels = [], set()
     for entry in given:
         command = entry["command"]
@@ -100,7 +101,7 @@ def servers(given: list[dict]) -> list[Server]:
         large, protocol = entry.get("large_call"), entry.get("protocol")
         if protocol is not None and protocol not in ERAS:
             raise ServerArgsError(f"--protocol {protocol!r}: one of {', '.join(ERAS)}")
-        found.append(Server(label, command, None if large is None else large_call(large), protocol))
+        found.append(Server(label, command, None if large is None else large_call(large), protocol, env or ChildEnv()))
     return found
 
 

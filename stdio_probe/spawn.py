@@ -1,6 +1,8 @@
 """Spawn fixture processes and reap every one of them, whatever happens.
 
-Each spawned tree gets its own session and the run marker in its environment.
+Each spawned tree gets its own session and the run marker in its environment, and of the
+probe's environment only what a host would give it (child_env): a server we did not write
+must not read the probe's secrets.
 The SDK's stdio_client puts its own children in new sessions too, so killing a
 process group is not enough: reaping finds the run's processes by marker in
 /proc, re-parented ones included (the psutil tests' reap_children, by marker).
@@ -29,6 +31,8 @@ RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose i
 FIXTURES = package_file("fixtures")
 STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
+# what the Python SDK's stdio_client passes of the host's environment (get_default_environment)
+HOST_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 IDLE_BOUNDS_CAP = 6  # a progress-bounded wait ends after this many idle bounds, progress or not
 
 _live: set[subprocess.Popen | ForkedProcess] = set()
@@ -155,14 +159,16 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
     return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable)
 
 
-def _popen(argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
-    """Exec argv in a session of its own, with the run marker (child_env) and stdin, stdout pipes; tracked."""
+def _popen(
+    argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
+) -> subprocess.Popen:
+    """Exec argv in a session of its own, with child_env and stdin, stdout pipes; tracked."""
     process = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
-        env=child_env(env),
+        env=child_env(env, inherit),
         start_new_session=True,
         pass_fds=pass_fds,
     )
@@ -206,10 +212,11 @@ class StderrRing:
             return bytes(self._ring)
 
 
-def spawn_command(command: str, env: dict[str, str] | None = None) -> tuple[Child, str]:
+def spawn_command(command: str, env: dict[str, str] | None = None, inherit: bool = False) -> tuple[Child, str]:
     """Start a server command (split as a shell would, run by no shell of ours) in its own session.
 
-    Its environment carries the run marker and a marker of its own (SERVER_MARKER), so its tree is
+    Its environment is a host's (child_env: the defaults, env, and the whole of ours only when
+    inherit), with the run marker and a marker of its own (SERVER_MARKER), so its tree is
     found in /proc however it forks; stdout is a pipe for the wire, stderr drained into a StderrRing.
     Returns the child and its server marker's value. ValueError for a command shlex cannot split,
     OSError for one that cannot start.
@@ -218,7 +225,7 @@ def spawn_command(command: str, env: dict[str, str] | None = None) -> tuple[Chil
     if not argv:
         raise ValueError("empty server command")
     server_id = uuid.uuid4().hex
-    process = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id})
+    process = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
     return Child(process, time.monotonic(), StderrRing(process.stderr)), server_id
 
 
@@ -268,9 +275,18 @@ def _server_key(python: str, env: dict[str, str]) -> tuple[str, tuple]:
     return python, tuple(sorted(env.items()))
 
 
-def child_env(env: dict[str, str]) -> dict[str, str]:
-    """The environment of every fixture: ours, the SDK's additions, and the run marker."""
-    return {**os.environ, **env, MARKER: RUN_ID}
+def child_env(env: dict[str, str], inherit: bool = False) -> dict[str, str]:
+    """The environment of every process we start: what a host gives a server, env, and the run marker.
+
+    A host passes only HOST_DEFAULT_ENV of its own (values that are shell functions, "()...",
+    skipped as the SDK skips them) and what it was configured with: env holds that (an SDK's
+    PYTHONPATH, a server's --env). The whole of ours only when inherit (--inherit-env).
+    """
+    if inherit:
+        base = dict(os.environ)
+    else:
+        base = {name: os.environ[name] for name in HOST_DEFAULT_ENV if not os.environ.get(name, "()").startswith("()")}
+    return {**base, **env, MARKER: RUN_ID}
 
 
 def run_processes() -> list[dict]:

@@ -31,7 +31,7 @@ class Session:
         self.server = server
         self.era = server.protocol or eras.LEGACY
         self.opening: dict | None = None  # the opening request's method and how it was answered
-        self.child, self.server_id = spawn.spawn_command(server.command)
+        self.child, self.server_id = spawn.spawn_command(server.command, server.env.values, server.env.inherit)
         self.sid = self.child.pid  # its own session: start_new_session
         self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child)
 
