@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--env and --inherit-env, in a group of their own."""
     group = parser.add_argument_group(
         "environment of a server under test",
-        "by default what a host gives it: HOME, LOGNAME, PATH, SHELL, TERM, USER (as the MCP SDKs do)",
+        "default: what an MCP host gives it: HOME, LOGNAME, PATH, SHELL, TERM, USER",
     )
     group.add_argument(
         "--env",

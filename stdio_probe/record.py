@@ -18,7 +18,6 @@ SCHEMA_VERSION history:
   6  server checks (--server): runs whose case is S1-S6 carry server {label, command, large_call}
      in place of sdk (exactly one of the two), arms of the check's own names (S5: eof, sigterm),
      and arm facts command, stdout {bytes, lines, offending}, reaped_at_end; case ids L or S.
-     server.env {names, inherit} (--env, --inherit-env; the values never; optional, added within 7).
   7  sdk.exclude_newer and sdk.exclude_newer_basis (the environment's resolution cut-off: a release's
      upload time or a git tree's commit date), sdk.installed (what the environment was made with),
      sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit; sdk.env_created_s
@@ -26,6 +25,7 @@ SCHEMA_VERSION history:
   8  server checks speak both protocol eras: server.era {protocol, version, chosen_by, evidence, probe}
      (legacy or 2026-07-28, found by server/discover or forced by --protocol); arms carry protocol and
      opening {method, answer, version}.
+     server.env {names, inherit} (--env, --inherit-env; never the values; optional, added within 8).
 """
 
 from __future__ import annotations

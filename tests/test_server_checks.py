@@ -212,6 +212,7 @@ def test_cli_runs_every_check_on_every_server_and_records_its_identity(cli_run):
         "command": command(),
         "large_call": {"tool": "large", "arguments": {}},
         "era": runs[0]["server"]["era"],
+        "env": {"names": [], "inherit": False},
     }
     assert runs[0]["server"]["era"]["protocol"] == "legacy"  # the fixture's default (test_eras: both eras)
     assert_fits(cli_run["done"].stdout)
