@@ -1,21 +1,124 @@
-"""Shared fixtures: the pinned SDK, its fixed copies, and a guard against leaked processes."""
+"""Shared fixtures: the pinned SDK, its fixed copies, one real run of every case on it, and a guard against
+leaked processes; and the grouping that lets pytest-xdist (`-n 4 --dist loadgroup`) make each shared run once."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from _pytest.nodeid import NodeId
 
-from stdio_probe import envs, spawn
+from stdio_probe import envs, index, spawn
 from stdio_probe.sdk import Request, resolve
 from stdio_probe.sdk import pinned as pinned_sdk
+from tests import stored_index
 from tests.sdk_fixes import BREAKS, FIXES, OTHER_FIXES, patched_sdk
 
 ROOT = Path(__file__).resolve().parent.parent
 # what a build reads from the checkout: no environments, caches, build leftovers or results
 NOT_SOURCES = shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", "results*")
+WIDTH = 80  # the terminal the CLI runs in, where the tests read what a person reads
+# Session fixtures that make a costly run which several tests read. Under xdist each worker has its own
+# session, so every test using one is put in one xdist group (one worker): the run is made once.
+SHARED_RUNS = {"pinned_run", "shards"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give an xdist_group to every test that shares a costly fixture with others; leave the rest ungrouped.
+
+    Two tests share when they use the same fixture of SHARED_RUNS, or any module- or class-scoped fixture
+    of the same module (made once per worker that runs a test of the module). Groups that meet in one
+    test are merged. A test file added later needs nothing here: without such a fixture its tests are
+    distributed one by one. Runs before xdist's own hook, which reads the groups (--dist loadgroup).
+    """
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    keys_of = {}
+    for item in items:
+        keys = set()
+        for name, definitions in item._fixtureinfo.name2fixturedefs.items():
+            if name in SHARED_RUNS:
+                keys.add(name)
+            elif definitions and definitions[-1].scope in ("module", "class"):
+                keys.add(item.nodeid.split("::")[0])
+        for key in keys:
+            parent[root(key)] = root(min(keys))
+        keys_of[item] = keys
+    for item, keys in keys_of.items():
+        if keys:
+            item.add_marker(pytest.mark.xdist_group(root(min(keys))))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Name each grouped test "ID@GROUP" in an xdist worker, before the worker sends its ids to the scheduler.
+
+    That is what pytest-xdist 3.8.0 does itself under --dist loadgroup, but it writes item._nodeid, which
+    pytest 9.2 no longer reads (a node's id is item._id): without this every group would be scattered.
+    Where xdist's own renaming works, the id already carries the "@" and is left alone.
+    """
+    if not session.config.getoption("loadgroup", False):  # set in xdist workers only
+        return
+    for item in session.items:
+        groups = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
+        if groups and "@" not in item.nodeid:
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
+def probe_env(extra: dict | None = None) -> dict:
+    """The environment the CLI runs in under test: an 80-column terminal, GitHub Actions only when extra says
+    so (even when the tests themselves run there)."""
+    base = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
+    return {**base, "COLUMNS": str(WIDTH), **(extra or {})}
+
+
+@pytest.fixture(scope="session")
+def pinned_run(tmp_path_factory) -> dict:
+    """The one real default run of every case on the pinned SDK through the CLI, with every output option,
+    under GitHub Actions: the evidence that the stock SDK reproduces each case, read by the tests of the
+    CLI, its outputs, the proof and the client cases instead of each running the cases again.
+
+    Returns the folder (results.json, junit.xml, summary.svg, expect.json, summary.md), the finished
+    process, and the parsed results.
+    """
+    folder = tmp_path_factory.mktemp("pinned-run")
+    outputs = ("--out", "results.json", "--junit", "junit.xml", "--svg", "summary.svg", "--write-expect", "expect.json")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "probe_stdio_lifecycle.py"), *outputs],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=folder,
+        env=probe_env({"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(folder / "summary.md")}),
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads((folder / "results.json").read_text())
+    return {"folder": folder, "done": done, "results": results, "runs": {run["case"]: run for run in results["runs"]}}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def index_as_stored():
+    """Every release list the session reads, in this process and in the probes it starts, comes from the
+    pages stored under tests/data/ (tests/stored_index.py), never from the live index."""
+    with stored_index.served() as url, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index, "INDEX_URL", url)
+        patch.setenv("STDIO_PROBE_INDEX_URL", url)
+        patch.setattr(index, "_cache", {})
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -116,6 +116,9 @@ def _uses(step: dict, substitute, job: Job, bin_dir: Path) -> str:
     raise AssertionError(f"the action uses {action}, which this harness does not stand in for")
 
 
+pytestmark = pytest.mark.network  # the action's install step fetches the probe's pinned dependencies
+
+
 @pytest.fixture(scope="module")
 def runner_temp(tmp_path_factory) -> Path:
     """One runner's temp for the module: the action's install step makes its environment once, reuses it after."""

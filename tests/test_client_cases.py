@@ -25,9 +25,10 @@ def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
     return {run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)}
 
 
-@pytest.fixture(scope="module")
-def runs(pinned) -> dict:
-    return _runs(pinned, CLIENT_CASES, Options())
+@pytest.fixture
+def runs(pinned_run) -> dict:
+    """The client cases' runs in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
+    return pinned_run["runs"]
 
 
 @pytest.mark.parametrize("fix", list(FIXES))
@@ -39,8 +40,9 @@ def test_each_fix_is_seen_and_the_other_cases_still_reproduce(fix, fixed):
         assert run["mitigation"]["held"] is True, (case_id, run["mitigation"]["note"])
 
 
-@pytest.mark.parametrize("fix", list(FIXES))
-def test_each_fix_is_seen_by_the_window_method(fix, fixed):
+@pytest.mark.parametrize("fix", [fix for fix in FIXES if fix != FIXES[fix]])
+def test_each_other_fix_is_seen_by_the_window_method(fix, fixed):
+    """The fixes named after their case are run with the window method by test_honesty.py."""
     case_id = FIXES[fix]
     run = _runs(fixed(fix), [case_id], WINDOW)[case_id]
     assert run["verdict"] == "not_reproduced", run["reason"]

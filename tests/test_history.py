@@ -61,13 +61,16 @@ def test_specifiers_and_all_resolve_from_the_release_list_pre_releases_only_when
     assert _versions("<1.2") == ["1.0.0"]  # the yanked 1.1.0 is left out
 
 
-def test_the_real_index_lists_mcp_releases_oldest_first_with_cut_offs():
-    found = index.releases(envs.default_cache())
+def test_the_index_page_read_over_http_lists_mcp_releases_oldest_first_with_cut_offs(tmp_path, monkeypatch):
+    """The stored page (tests/stored_index.py) as the probe reads it: over HTTP, then kept for offline runs."""
+    monkeypatch.setattr(index, "_cache", {})  # read it afresh, not as an earlier test of this process did
+    found = index.releases(tmp_path)
+    assert json.loads((tmp_path / "index-mcp.json").read_text())["name"] == "mcp"
     versions = [r.version for r in found]
     assert versions.index("1.0.0") < versions.index("1.24.0") < versions.index("2.3.0")
-    first = index.release("1.0.0", envs.default_cache())
+    first = index.release("1.0.0", tmp_path)
     assert first is not None and first.cutoff.startswith("2024-11-") and first.cutoff.endswith("Z"), first
-    assert [r.target for r in requests(">=1.24,<1.25", None, envs.default_cache())][0] == "1.24.0"
+    assert [r.target for r in requests(">=1.24,<1.25", None, tmp_path)][0] == "1.24.0"
 
 
 @pytest.mark.parametrize(
@@ -94,14 +97,15 @@ def test_range_matching_nothing_or_bad_is_one_line_and_exit_2(tmp_path, spec, me
 
 
 def _upload_times(project: str, version: str) -> list[str]:
-    """The upload times of a project's files of one version, from the real index."""
-    request = urllib.request.Request(f"https://pypi.org/simple/{project}/", headers={"Accept": index._ACCEPT})
+    """The upload times of a project's files of one version, from the index's stored page."""
+    request = urllib.request.Request(f"{index.INDEX_URL}{project}/", headers={"Accept": index._ACCEPT})
     with urllib.request.urlopen(request, timeout=30) as response:
         page = json.loads(response.read())
     marker = f"{project.replace('-', '_')}-{version}-"
     return [f["upload-time"] for f in page["files"] if f["filename"].startswith(marker) and f.get("upload-time")]
 
 
+@pytest.mark.network
 def test_an_old_release_gets_the_dependencies_of_its_day_and_results_record_the_cut_off(tmp_path):
     if envs.find_uv() is None:
         pytest.skip("the cut-off needs uv")
@@ -163,6 +167,7 @@ def _distributions(python: str) -> list[str]:
     return sorted(p.name for p in _site_packages(python).glob("*.dist-info"))
 
 
+@pytest.mark.network  # builds its environments afresh: uv resolves their dependencies on the index
 def test_a_tree_is_installed_with_its_workspace_package_and_each_step_holds_only_its_own(tmp_path):
     tree = _tree(tmp_path / "sdk", "9.9.9.dev1", "first_step")
     cache = tmp_path / "envs"
@@ -191,6 +196,7 @@ def _git(*args: str) -> str:
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="needs a clone of the python-sdk repository")
+@pytest.mark.network  # builds its environments afresh: uv resolves their dependencies on the index
 def test_a_real_sdk_commit_after_the_split_installs_with_its_mcp_types_and_each_step_holds_its_own(tmp_path):
     tree, cache = tmp_path / "python-sdk", tmp_path / "envs"
     _git("clone", "-q", "--shared", "--no-checkout", str(MIRROR), str(tree))
@@ -287,7 +293,7 @@ def test_release_table_groups_agreeing_releases_in_version_order_and_names_each_
 
 def test_the_release_sweep_gives_every_release_a_real_verdict_as_of_its_own_day(tmp_path):
     """results/releases.json: every case on every release from 1.0.0, no error or inconclusive, and each
-    release's environment cut off at that release's upload time on the real index."""
+    release's environment cut off at that release's upload time on the index (its stored page)."""
     document = json.loads((REPO / "results" / "releases.json").read_text())
     on_index = index.releases(tmp_path)
     cutoffs = {r.version: r.cutoff for r in on_index}

@@ -1,6 +1,7 @@
 """Each case against a copy of the pinned SDK with that one defect fixed: the probe must see the fix.
 
-That the unpatched SDK reproduces every case is shown by the full CLI run in test_cli.py.
+That the unpatched SDK reproduces every case is shown by the session's one full CLI run (conftest.py:
+pinned_run), read by test_cli.py; that its L1 is decided by the kernel proof, by test_proof.py.
 """
 
 from __future__ import annotations
@@ -49,14 +50,6 @@ def test_bounded_flush_is_waited_for_not_proven_hung(method, fixed):
     for arm in ("bug", "bug_server_api"):
         assert run["arms"][arm]["decided_by"] == "exit"
         assert run["arms"][arm]["ended_by"] == "self"
-
-
-def test_pinned_hang_is_decided_by_kernel_proof(pinned):
-    run = _run(pinned, "L1", Options())
-    bug = run["arms"]["bug"]
-    assert run["verdict"] == "reproduced", run["reason"]
-    assert bug["decided_by"] == "proof" and bug["proof"]["proven"]
-    assert bug["exited_after_drain"], "draining the pipe should release the writer: the proof names the cause"
 
 
 def test_sdk_without_listen_is_not_applicable_for_l6(broken):

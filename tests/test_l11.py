@@ -25,14 +25,15 @@ def _logged(record: dict) -> list[str]:
     return [e["name"] if e["event"] == "signal" else e["event"] for e in record["server"]["events"]]
 
 
-@pytest.fixture(scope="module")
-def pinned_run(pinned) -> dict:
-    return _run(pinned, Options())
+@pytest.fixture
+def l11_run(pinned_run) -> dict:
+    """L11 in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
+    return pinned_run["runs"]["L11"]
 
 
-def test_the_sync_tool_takes_the_cleanup_with_it(pinned_run):
-    assert pinned_run["verdict"] == "reproduced", pinned_run["reason"]
-    bug, control, mitigated = (pinned_run["arms"][arm] for arm in ("bug", "control", "mitigated"))
+def test_the_sync_tool_takes_the_cleanup_with_it(l11_run):
+    assert l11_run["verdict"] == "reproduced", l11_run["reason"]
+    bug, control, mitigated = (l11_run["arms"][arm] for arm in ("bug", "control", "mitigated"))
     assert checkpoint(bug, "started")["facts"]["sdk_termination_timeout"] == 2.0, "the SDK's own grace"
     assert checkpoint(bug, "started")["facts"]["launch"] == "fork_shim", "the fast method forks the server warm"
     # bug: the tool still running when the SDK's SIGTERM came, no cleanup, no exit
@@ -42,7 +43,7 @@ def test_the_sync_tool_takes_the_cleanup_with_it(pinned_run):
     # mitigated: the tool finishes inside the host's grace, then cleanup and exit, no signal
     assert _logged(mitigated)[-3:] == ["tool_finished", "lifespan_cleanup", "exit"]
     assert checkpoint(mitigated, "returned")["facts"]["termination_timeout_in_effect"] == mitigated["grace_s"]
-    assert pinned_run["mitigation"]["held"] is True, pinned_run["mitigation"]["note"]
+    assert l11_run["mitigation"]["held"] is True, l11_run["mitigation"]["note"]
     for record in (bug, control, mitigated):
         assert not record["server"]["alive_after_host"] and record["reaped_after_arm"] == []
 
@@ -81,8 +82,8 @@ def test_termination_grace_raises_the_sdk_setting_for_the_block_only(monkeypatch
         pass
 
 
-def test_a_tool_ending_within_the_grace_is_no_evidence(pinned_run):
+def test_a_tool_ending_within_the_grace_is_no_evidence(l11_run):
     """An arm whose tool had less than the SDK's grace left when the host left did not test the defect."""
-    bug = pinned_run["arms"]["bug"]
+    bug = l11_run["arms"]["bug"]
     finding = assess({**bug, "tool_s": 1.5})
     assert finding.shown is None and "no trigger" in finding.note

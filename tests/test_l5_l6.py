@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from stdio_probe.driver import checkpoint
-from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
 
 
-@pytest.fixture(scope="module")
-def runs(pinned) -> dict:
-    return {run["case"]: run for run in run_matrix([pinned], ["L5", "L6"], Options(), lambda *event: None)}
+@pytest.fixture
+def runs(pinned_run) -> dict:
+    """L5 and L6 in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
+    return pinned_run["runs"]
 
 
 def _l5(runs: dict, arm: str) -> dict:

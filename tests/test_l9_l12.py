@@ -27,9 +27,10 @@ def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
     return {run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)}
 
 
-@pytest.fixture(scope="module")
-def runs(pinned) -> dict:
-    return _runs(pinned, ["L9", "L12"], Options())
+@pytest.fixture
+def runs(pinned_run) -> dict:
+    """L9 and L12 in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
+    return pinned_run["runs"]
 
 
 @pytest.mark.parametrize("method", ["fast", "window"])

@@ -1,8 +1,10 @@
 """What a run writes besides results.json, on real runs: the 80-column report, JUnit, the GitHub summary,
 --out -, expectations written and gated, compare, the CI matrix, and merged shards.
 
-Two real runs of L2 (one fast case) are shared: the pinned SDK, and the same interpreter named by
---python, which makes a second subject. The formatting tests reuse their results files.
+The outputs of the session's one full run of the pinned SDK (conftest.py: pinned_run, with every output
+option, under GitHub Actions) are read as they are; for the merge, the gate and compare, its L2 run is
+shard a, and one more real run of L2 (one fast case) on the same interpreter named by --python, which
+makes a second subject, is shard b.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import copy
 import io
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -24,18 +25,16 @@ from rich.console import Console
 from stdio_probe import __version__, cli, expect, report
 from stdio_probe.cases import CASES
 from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
+from tests.conftest import WIDTH, probe_env
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
-WIDTH = 80
 PROG = "probe-stdio-lifecycle"
 
 
 def probe(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     """The CLI in an 80-column terminal; GitHub Actions only when env says so (even when the tests run there)."""
-    base = {key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")}
-    env = {**base, "COLUMNS": str(WIDTH), **(env or {})}
-    return subprocess.run([*PROBE, *args], capture_output=True, text=True, timeout=180, cwd=cwd, env=env)
+    return subprocess.run([*PROBE, *args], capture_output=True, text=True, timeout=180, cwd=cwd, env=probe_env(env))
 
 
 def github_env(summary: Path) -> dict:
@@ -53,27 +52,27 @@ def schema() -> dict:
 
 
 @pytest.fixture(scope="session")
-def shards(tmp_path_factory) -> dict:
-    """Shard a: pinned L2 with every output option, under GitHub Actions; shard b: --python, results on stdout."""
+def shards(pinned_run, tmp_path_factory) -> dict:
+    """Shard a: the pinned run's results cut to its L2 run, as `--only L2` writes them; shard b: L2 run with
+    --python, results on stdout."""
     folder = tmp_path_factory.mktemp("shards")
-    summary = folder / "summary.md"
-    a = probe(
-        *("--only", "L2", "--out", "a.json", "--junit", "a.xml", "--svg", "a.svg", "--write-expect", "e.json"),
-        cwd=folder,
-        env=github_env(summary),
-    )
-    assert a.returncode == 0, a.stderr
+    a = copy.deepcopy(pinned_run["results"])
+    a["runs"] = [pinned_run["runs"]["L2"]]
+    (folder / "a.json").write_text(json.dumps(a))
     b = probe("--only", "L2", "--python", sys.executable, "--out", "-", cwd=folder)
     assert b.returncode == 0, b.stderr
     (folder / "b.json").write_text(b.stdout)
-    return {"folder": folder, "a": a, "b": b, "summary": summary}
+    return {"folder": folder, "b": b}
 
 
-def test_summary_is_one_line_per_case_within_80_columns(shards):
-    out = shards["a"].stdout
+def test_summary_is_one_line_per_case_within_80_columns(pinned_run):
+    out = pinned_run["done"].stdout
     assert_fits(out)
-    (line,) = [line for line in out.splitlines() if line.split()[:1] == ["L2"]]
-    assert "reproduced" in line and "session died" in line and "held" in line
+    lines = [line for line in out.splitlines() if line.split()[:1] in ([c] for c in CASES)]
+    assert [line.split()[0] for line in lines] == list(CASES)
+    (line,) = [line for line in lines if line.split()[0] == "L2"]
+    assert line.split()[1] == "reproduced" and "session died" in line and line.split()[-2:] != ["not", "held"]
+    assert line.split()[-1] == "held"
 
 
 def test_results_on_stdout_are_the_whole_file_and_the_report_goes_to_stderr(shards):
@@ -83,29 +82,30 @@ def test_results_on_stdout_are_the_whole_file_and_the_report_goes_to_stderr(shar
     assert "session died" in shards["b"].stderr and "results written to stdout" in shards["b"].stderr
 
 
-def test_junit_has_a_failing_testcase_for_a_reproduced_defect_without_expect(shards):
-    root = ET.parse(shards["folder"] / "a.xml").getroot()
-    (case,) = root.iter("testcase")
-    assert case.get("name").startswith("L2 ") and case.get("classname") == "pinned (mcp 2.2.0)"
-    assert case.find("failure").get("type") == "reproduced"
-    assert root.get("tests") == "1" and root.get("failures") == "1"
+def test_junit_has_a_failing_testcase_for_a_reproduced_defect_without_expect(pinned_run):
+    root = ET.parse(pinned_run["folder"] / "junit.xml").getroot()
+    cases = list(root.iter("testcase"))
+    assert [case.get("name").split()[0] for case in cases] == list(CASES)
+    for case in cases:
+        assert case.get("classname") == "pinned (mcp 2.2.0)" and case.find("failure").get("type") == "reproduced"
+    assert root.get("tests") == root.get("failures") == str(len(CASES))
 
 
-def test_github_summary_is_markdown_of_the_run(shards):
-    text = shards["summary"].read_text()
+def test_github_summary_is_markdown_of_the_run(pinned_run):
+    text = (pinned_run["folder"] / "summary.md").read_text()
     assert text.startswith("## stdio lifecycle probe: pinned (mcp 2.2.0)")
     assert "| L2 | 🔴 reproduced | session died" in text
-    assert "::error" not in shards["a"].stdout  # nothing was expected, so nothing is annotated
+    assert "::error" not in pinned_run["done"].stdout  # nothing was expected, so nothing is annotated
 
 
-def test_svg_is_the_summary(shards):
-    svg = (shards["folder"] / "a.svg").read_text()
+def test_svg_is_the_summary(pinned_run):
+    svg = (pinned_run["folder"] / "summary.svg").read_text()
     assert svg.startswith("<svg") and "session died" in svg.replace("&#160;", " ")
 
 
-def test_written_expectations_gate_the_same_results(shards):
-    expectations = json.loads((shards["folder"] / "e.json").read_text())
-    assert expectations == {"L2": {"2.2.0": "reproduced"}}
+def test_written_expectations_gate_the_same_results(pinned_run):
+    expectations = json.loads((pinned_run["folder"] / "expect.json").read_text())
+    assert expectations == {case: {"2.2.0": "reproduced"} for case in CASES}
 
 
 def test_merge_of_shards_is_valid_shows_a_matrix_and_gates(shards, tmp_path):
@@ -124,7 +124,8 @@ def test_merge_of_shards_is_valid_shows_a_matrix_and_gates(shards, tmp_path):
     jsonschema.validate(document, schema())
     assert len(document["runs"]) == 2 and len(document["metadata"]["shards"]) == 2
     assert_fits(done.stdout)
-    assert "L2" in done.stdout and "bug" in done.stdout  # the matrix: a row per subject, short words
+    rows = [line for line in done.stdout.splitlines() if line.lstrip().startswith(("pinned (mcp", sys.executable[:20]))]
+    assert [row.split()[-1] for row in rows] == ["bug", "bug"], done.stdout  # the matrix: a row per subject
     (annotation,) = [line for line in done.stdout.splitlines() if line.startswith("::error")]
     assert "expected not_reproduced, got reproduced" in annotation
     failures = {c.get("classname"): c.find("failure") for c in ET.parse(junit).getroot().iter("testcase")}
@@ -134,7 +135,7 @@ def test_merge_of_shards_is_valid_shows_a_matrix_and_gates(shards, tmp_path):
 
 def test_an_undecided_run_under_expect_exits_3_not_1(shards, tmp_path):
     document = json.loads((shards["folder"] / "a.json").read_text())
-    document["runs"][0]["verdict"] = "inconclusive"
+    document["runs"][0]["verdict"] = "inconclusive"  # its L2 run
     shard = tmp_path / "inconclusive.json"
     shard.write_text(json.dumps(document))
     expectations = tmp_path / "expect.json"
@@ -148,9 +149,9 @@ def test_an_undecided_run_under_expect_exits_3_not_1(shards, tmp_path):
 def test_an_expected_case_that_no_shard_reported_fails_the_merged_gate(shards, tmp_path):
     expectations = tmp_path / "expect.json"
     expectations.write_text(json.dumps({"L2": {"2.2.0": "reproduced"}, "L3": {"2.2.0": "reproduced"}}))
-    done = probe("--merge", "m.json", "a.json", "--expect", str(expectations), cwd=shards["folder"])
+    done = probe("--merge", "m.json", "b.json", "--expect", str(expectations), cwd=shards["folder"])
     assert done.returncode == cli.EXIT_MISMATCH and "L3 on mcp 2.2.0" in done.stderr
-    done = probe("--merge", "m.json", "a.json", "--expect", str(expectations), "--only", "L2", cwd=shards["folder"])
+    done = probe("--merge", "m.json", "b.json", "--expect", str(expectations), "--only", "L2", cwd=shards["folder"])
     assert done.returncode == cli.EXIT_OK, done.stderr
 
 
@@ -232,8 +233,8 @@ def test_live_view_fits_80_columns_however_long_the_notes():
     assert "6 of 24 done" in out.getvalue() and out.getvalue().count("running") == 4
 
 
-def test_matrix_words_fit_twelve_cases_and_mark_a_contract_not_held(shards):
-    run = json.loads((shards["folder"] / "a.json").read_text())["runs"][0]
+def test_matrix_words_fit_twelve_cases_and_mark_a_contract_not_held(pinned_run):
+    run = pinned_run["runs"]["L2"]
     runs = []
     for spec in ("1.30.0", "2.0.0", "2.3.0"):
         for n in range(1, 13):

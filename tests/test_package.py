@@ -27,6 +27,9 @@ def _run(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedPro
     return done
 
 
+pytestmark = pytest.mark.network  # the wheel's dependencies, pytest and uvx's come from PyPI
+
+
 @pytest.fixture(scope="module")
 def installed(source_copy, tmp_path_factory) -> Path:
     """A fresh environment with the wheel built from the checkout installed, and nothing else."""

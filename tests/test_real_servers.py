@@ -19,6 +19,7 @@ from stdio_probe.checks import CHECKS
 from stdio_probe.model import Options, Server
 from tests import third_party
 
+pytestmark = pytest.mark.network  # the servers come from PyPI and npm (tests/third_party.py caches them)
 WINDOW = 6.0  # git's server takes up to about 2 s to exit on EOF on a loaded machine
 
 
@@ -76,6 +77,7 @@ def test_a_descendant_left_by_a_wrapped_server_is_found_and_reaped(python_bin):
         assert [p["cmdline"] for p in arm["survivors"]] == ["sleep 60"] and arm["alive_after_reap"] == []
 
 
+@pytest.mark.node
 def test_filesystem_server_hangs_on_eof_with_a_large_answer_unread(tmp_path):
     try:
         command = third_party.filesystem_server(tmp_path)

@@ -27,6 +27,7 @@ def _runs(sdks, case_ids):
 SECOND_SDK_CASES = ["L1", "L2", "L3", "L4"]
 
 
+@pytest.mark.network  # mcp 2.3.0 is installed from PyPI on the first run
 def test_second_pypi_version_reproduces_the_quick_cases(second_sdk):
     runs = _runs([second_sdk], SECOND_SDK_CASES)
     assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(SECOND_SDK_CASES, "reproduced"), [
@@ -48,6 +49,7 @@ def _main(tmp_path, *args):
     return cli.main(["--out", str(tmp_path / "results.json"), "--env-dir", str(tmp_path / "envs"), *args])
 
 
+@pytest.mark.network  # the installer asks the index for mcp==99.99.99
 def test_pypi_version_that_does_not_exist_is_a_usage_error(tmp_path, capsys):
     assert _main(tmp_path, "--only", "L3", "--sdk", "99.99.99") == cli.EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
