@@ -50,7 +50,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keys_of = {}
     for item in items:
         keys = set()
-        for name, definitions in item._fixtureinfo.name2fixturedefs.items():
+        info = getattr(item, "_fixtureinfo", None)  # a test function's; other kinds of item use no fixtures
+        for name, definitions in (info.name2fixturedefs if info else {}).items():
             if name in SHARED_RUNS:
                 keys.add(name)
             elif definitions and definitions[-1].scope in ("module", "class"):
