@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -36,6 +37,8 @@ from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
+EXIT_INTERNAL = 4  # the probe itself failed (a full disk, a closed stdout, a bug): never 1, which is "mismatch"
+WINDOW_CAP = 3600.0  # seconds: every wait derives from the window, so it is finite and capped
 STDOUT = "-"  # --out -: results.json on stdout, the report on stderr
 # --bisect speaks git bisect run: 0 good, 1 bad, 125 skip (cannot tell), above 127 abort the bisection.
 BISECT_GOOD, BISECT_BAD, BISECT_SKIP, BISECT_ABORT = 0, 1, 125, 128
@@ -45,8 +48,38 @@ class UsageError(Exception):
     """Bad input: one line for the user, exit 2, nothing spawned."""
 
 
-class Terminated(Exception):
-    """SIGTERM arrived; unwinds like Ctrl-C so cleanup runs."""
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived: unwinds the main thread so the run is cut short (spawn.stop).
+
+    A BaseException, as KeyboardInterrupt is: no `except Exception` in the probe may swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_signalled: list[int] = []  # the first SIGINT or SIGTERM of this run; any later one is ignored
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    """The first SIGINT or SIGTERM raises Interrupted; a second (Ctrl-C pressed again) does nothing, so
+    no exception is raised inside the cleanup the first one started."""
+    if _signalled:
+        return
+    _signalled.append(signum)
+    raise Interrupted(signum)
+
+
+def _seconds(text: str) -> float:
+    """A duration option: a finite number of seconds above 0, at most WINDOW_CAP."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= WINDOW_CAP:  # nan and inf fail too
+        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {WINDOW_CAP:g} seconds, not {text}")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -73,7 +106,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="results file, - for stdout (report on stderr); default: ./results.json",
     )
     parser.add_argument(
-        "--window", metavar="SECONDS", type=float, default=10.0, help="observation window per arm, seconds (default 10)"
+        "--window",
+        metavar="SECONDS",
+        type=_seconds,
+        default=10.0,
+        help=f"observation window per arm, seconds (default 10, at most {WINDOW_CAP:g})",
     )
     parser.add_argument(
         "--method",
@@ -163,10 +200,6 @@ def check_host() -> None:
         raise UsageError(f"/proc is not readable: {exc}") from None
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated()
-
-
 PREPARE_PARALLEL = 4  # environments made at once: uv waits on the network and the disk more than on a core
 
 
@@ -236,27 +269,60 @@ def bisect_line(run: dict, code: int) -> str:
 
 
 def entry_point() -> None:
-    """The console script, python -m stdio_probe and probe_stdio_lifecycle.py."""
-    sys.exit(main())
+    """The console script, python -m stdio_probe and probe_stdio_lifecycle.py.
+
+    The process ends with os._exit: an interrupted run leaves arm threads that may still be inside a
+    bounded wait (their servers are already killed), and interpreter shutdown would join them; and a
+    closed stdout must not print a traceback when Python flushes it at exit.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+    except OSError:
+        code = code or EXIT_INTERNAL
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
+    os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the probe; every exit path, a signal included, reaps what the run spawned."""
+    """Run the probe; every exit path, a signal included, reaps what the run spawned.
+
+    A failure of the probe itself (an OSError such as a full disk or a closed stdout, or any bug) is one
+    line on stderr and EXIT_INTERNAL, never a traceback.
+    """
     errors = Console(stderr=True, soft_wrap=True)
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    _signalled.clear()
+    # a signal ignored at start (SIGINT in a background job) stays ignored
+    watched = [sig for sig in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(sig) != signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, _on_signal) for sig in watched}
     try:
         return _run(sys.argv[1:] if argv is None else argv, errors)
-    except KeyboardInterrupt:
-        spawn.reap_all()
-        errors.print("interrupted: every process reaped, no results written")
-        return EXIT_SIGINT
-    except Terminated:
-        spawn.reap_all()
-        errors.print("terminated: every process reaped, no results written")
-        return EXIT_SIGTERM
+    except Interrupted as exc:
+        if not spawn.stopping():  # the runner stops the run itself when the signal reaches it there
+            spawn.stop()
+        what = "interrupted" if exc.signum == signal.SIGINT else "terminated"
+        _say(errors, f"{what}: every process reaped, no results written")
+        return EXIT_SIGINT if exc.signum == signal.SIGINT else EXIT_SIGTERM
+    except OSError as exc:
+        _say(errors, f"error: {exc}")
+        return EXIT_INTERNAL
+    except Exception as exc:  # a bug of the probe: still one line, still a distinct code
+        _say(errors, f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_INTERNAL
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        spawn.reap_all()
+        try:
+            if not spawn.stopping():
+                spawn.reap_all()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _say(errors: Console, line: str) -> None:
+    """One line on stderr, which may itself be closed."""
+    with contextlib.suppress(OSError):
+        errors.print(line, highlight=False, markup=False)
 
 
 def _run(argv: list[str], errors: Console) -> int:
@@ -283,8 +349,6 @@ def _run(argv: list[str], errors: Console) -> int:
         if args.servers:
             return run_servers(args, console, errors)
         case_ids = selected_cases(args.only)
-        if not args.window > 0:
-            raise UsageError("--window must be a positive number of seconds")
         requests = sdk.requests(args.sdk, args.python, args.env_dir)
         if args.list_matrix:
             print(json.dumps(compare.matrix(requests, case_ids)))
@@ -313,10 +377,11 @@ def _run(argv: list[str], errors: Console) -> int:
 
     options = Options(window=args.window, method=args.method)
     rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in arms_of(case_id)]
-    return record_and_finish(
+    code = record_and_finish(
         lambda live: runner.run_matrix(sdks, case_ids, options, live) + failed,
         rows, options, Gate(case_ids, expected), args, (console, errors),
     )
+    return code or (EXIT_OK if sdks else EXIT_INTERNAL)  # no SDK could be made ready: nothing was probed
 
 
 def record_and_finish(
@@ -360,8 +425,6 @@ def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> 
         if given:
             raise UsageError(f"{option} does not go with --server (the checks need no SDK)")
     check_ids = selected_cases(args.only, CHECKS)
-    if not args.window > 0:
-        raise UsageError("--window must be a positive number of seconds")
     env = env_args.resolve(args.env, args.inherit_env)
     servers = server_args.servers(args.servers, env)
     check_outputs(args)

@@ -16,14 +16,13 @@ scope. A case the probe does not know is an error in the file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.decide import VERDICTS
-from stdio_probe.record import subject
+from stdio_probe.record import read_json, subject
 
 UNDECIDED = ("error", "inconclusive")
 
@@ -35,7 +34,7 @@ class ExpectationError(Exception):
 def load(path: Path) -> dict[tuple[str, str | None], str]:
     """(case, mcp version or None for every version) -> expected verdict, from an expectations file."""
     try:
-        document = json.loads(path.read_text())
+        document = read_json(path)
     except (OSError, ValueError) as exc:
         raise ExpectationError(f"--expect {path}: {exc}") from None
     return parse(document, f"--expect {path}")

@@ -34,6 +34,7 @@ import datetime
 import json
 import os
 import platform
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -96,7 +97,7 @@ class ResultsError(Exception):
 def read(path: Path) -> dict:
     """A results file of any schema version up to this one, with the fields every reader keys on."""
     try:
-        document = json.loads(path.read_text())
+        document = read_json(path)
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{path}: {exc}") from None
     version = document.get("schema_version") if isinstance(document, dict) else None
@@ -108,8 +109,21 @@ def read(path: Path) -> dict:
     return document
 
 
+def read_json(path: Path) -> object:
+    """The JSON document in a regular file. OSError for one that is not a regular file (a FIFO would block
+    the read forever, a device never end), ValueError for text that is not JSON or nests too deeply."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(f"{path} is not a regular file")
+    try:
+        return json.loads(path.read_text())
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
 def _keyed(run: object) -> bool:
     if not isinstance(run, dict) or not {"case", "verdict"} <= run.keys():
+        return False
+    if not isinstance(run["case"], str) or not isinstance(run["verdict"], str):
         return False
     holder, key = ("server", "label") if "server" in run else ("sdk", "spec")
     return isinstance(run.get(holder), dict) and isinstance(run[holder].get(key), str)
@@ -133,6 +147,8 @@ def check_writable(path: Path) -> None:
     """
     if path.is_dir():
         raise OSError(f"{path} is a folder")
+    if path.exists() and not path.is_file():
+        raise OSError(f"{path} is not a regular file")
     if path.exists() and not os.access(path, os.W_OK):
         raise OSError(f"{path} is not writable")
     folder = path.resolve().parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 
 from stdio_probe import eras, spawn
@@ -15,6 +15,7 @@ from stdio_probe.decide import NO_CONTRACT, decide, decide_check, mitigation
 from stdio_probe.model import Options, Sdk, Server
 
 FAST_PARALLEL_ARMS = 12
+POLL = 0.1  # seconds between the main thread's looks at the arms (a signal waits no longer)
 FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier one run
 
 # on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
@@ -63,13 +64,7 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
                 warm.end(i)
 
     try:
-        with ThreadPoolExecutor(max_workers=FAST_PARALLEL_ARMS if fast else 1) as pool:
-            futures = {job_key: pool.submit(job, *job_key) for job_key in jobs}
-            try:
-                records = {job_key: future.result() for job_key, future in futures.items()}
-            except BaseException:  # Ctrl-C or SIGTERM: start no further arm; the running ones end on their bounds
-                pool.shutdown(cancel_futures=True)
-                raise
+        records = run_jobs(job, jobs, FAST_PARALLEL_ARMS if fast else 1)
     finally:
         if warm is not None:
             warm.close()
@@ -84,6 +79,26 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
                 {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **verdict, "mitigation": held, "arms": arms}
             )
     return runs
+
+
+def run_jobs(run: Callable[..., dict], jobs: list[tuple], workers: int) -> dict[tuple, dict]:
+    """run(*job) for every job on a pool of workers; job -> its record.
+
+    The main thread waits in short polls, so a signal's exception is raised at once. On it (Ctrl-C,
+    SIGTERM) the run is cut short: spawn.stop() kills every server and fixture, which ends the waits
+    of the running arms, no further arm starts, and the pool is left without joining its threads.
+    """
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = {job: pool.submit(run, *job) for job in jobs}
+    try:
+        while wait(futures.values(), timeout=POLL).not_done:
+            pass
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        spawn.stop()
+        raise
+    pool.shutdown()
+    return {job: future.result() for job, future in futures.items()}
 
 
 def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[dict]:
@@ -123,13 +138,7 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
         on_arm(server.label, check_id, arm, "done", note)
         return record
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {job: pool.submit(one, *job) for job in jobs}
-        try:
-            records = {job: future.result() for job, future in futures.items()}
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
-            raise
+    records = run_jobs(one, jobs, FAST_PARALLEL_ARMS if options.method == "fast" else 1)
     runs = []
     for i, server in enumerate(servers):
         era = _with_version(found[i], [record for job, record in records.items() if job[0] == i])

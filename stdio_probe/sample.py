@@ -57,6 +57,13 @@ def readable(source: object, timeout: float) -> bool:
     return bool(poller.poll(max(0.0, timeout) * 1000))
 
 
+def writable(fd: int, timeout: float) -> bool:
+    """Whether fd (a pipe's write end) has room within timeout seconds (or its reader is gone: the write then fails)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return bool(poller.poll(max(0.0, timeout) * 1000))
+
+
 def _read(path: str) -> str | None:
     """A /proc file's text, or None when it cannot be read."""
     data = _read_bytes(path)
@@ -363,14 +370,27 @@ def _pipe_holders(inode: int, modes: tuple[int, ...]) -> list[int]:
     return sorted(holders)
 
 
+LISTINGS = 10  # /proc listings one scan makes at most, until one shows no new pid
+
+
 def marked_processes(name: str, value: str) -> list[dict]:
-    """Live processes whose environment carries name=value."""
+    """Live processes whose environment carries name=value.
+
+    /proc is listed again after its pids are read, and the new pids read at once, until a listing shows
+    none: a process that forks its successor and exits while a scan reads the others (a pid hopper)
+    would otherwise be gone when its turn came, and its successor not listed yet.
+    """
     needle = f"{name}={value}".encode()
-    found = []
-    for pid in _pids():
-        environ = _read_bytes(f"/proc/{pid}/environ")
-        if environ is not None and needle in environ.split(b"\0") and is_live(pid):
-            found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline(pid)})
+    found, listed = [], set()
+    for _ in range(LISTINGS):
+        new = [pid for pid in _pids() if pid not in listed]
+        if not new:
+            break
+        listed.update(new)
+        for pid in new:
+            environ = _read_bytes(f"/proc/{pid}/environ")
+            if environ is not None and needle in environ.split(b"\0") and is_live(pid):
+                found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline(pid)})
     return found
 
 

@@ -112,6 +112,8 @@ def large_call(text: str) -> tuple[str, dict]:
         raise ServerArgsError("--large-call: no tool name")
     try:
         parsed = json.loads(arguments) if arguments.strip() else {}
+    except RecursionError:
+        raise ServerArgsError(f"--large-call {text[:60]!r}: arguments nest too deeply") from None
     except ValueError as exc:
         raise ServerArgsError(f"--large-call {text!r}: arguments are not JSON: {exc}") from None
     if not isinstance(parsed, dict):

@@ -14,6 +14,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,6 +22,7 @@ import uuid
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from stdio_probe import package_file, sample
 from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
@@ -34,10 +36,43 @@ TERM_GRACE = 2.0
 # what the Python SDK's stdio_client passes of the host's environment (get_default_environment)
 HOST_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 IDLE_BOUNDS_CAP = 6  # a progress-bounded wait ends after this many idle bounds, progress or not
+STOP_GRACE = 0.2  # a run cut short (stop): seconds between SIGTERM and SIGKILL, so it ends within 2 s
+KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) before reaping gives up
+SCAN_INTERVAL = 0.02
+QUIET_SCANS = 3  # scans in a row that find nothing before reaping is done (one can miss a pid mid-hop)
 
 _live: set[subprocess.Popen | ForkedProcess] = set()
 _live_lock = threading.Lock()
 _fork_servers: dict[tuple[str, tuple], ForkServer] = {}
+_stopping = threading.Event()
+# never killed as a group: ours, and our parent's (a shell's job, or for the guardian the probe's). Any other
+# group of a process found is killed whole: a child forked while the kill is sent is in the group and dies
+# too (the kernel delivers a group signal that arrives during a fork to the child), where a kill of the pid
+# alone leaves a pid hopper's successor to the next scan, which can miss it.
+_OWN_GROUPS = {os.getpgid(0), os.getpgid(os.getppid())}
+_guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
+_guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
+
+
+class Stopping(Exception):
+    """The run is being cut short (stop()): nothing more is spawned."""
+
+
+def stopping() -> bool:
+    """Whether the run is being cut short: waits end early, writes give up, spawning is refused."""
+    return _stopping.is_set()
+
+
+def stop() -> int:
+    """The one way a run is cut short (SIGINT, SIGTERM): refuse every further spawn, then kill what is
+    tracked and everything marked, with a short grace; returns how many were alive."""
+    _stopping.set()
+    with _live_lock:
+        tracked = [process.pid for process in _live]
+    for pid in tracked:  # at once, before any scan: their ends end the arms' reading threads too
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGTERM)
+    return reap_all(STOP_GRACE)
 
 
 def wait_progressing(ready: Callable[[float], bool], cpu: Callable[[], float], idle_bound: float, check: float) -> bool:
@@ -49,7 +84,11 @@ def wait_progressing(ready: Callable[[float], bool], cpu: Callable[[], float], i
     """
     started = last_progress = time.monotonic()
     last_cpu = cpu()
-    while time.monotonic() - last_progress < idle_bound and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound:
+    while (
+        not stopping()
+        and time.monotonic() - last_progress < idle_bound
+        and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound
+    ):
         if ready(check):
             return True
         if (now := cpu()) > last_cpu:
@@ -144,6 +183,8 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
 
     It is forked from the SDK's fork server when one is serving (ForkServers), exec'd otherwise.
     """
+    if stopping():
+        raise Stopping("the run is stopping")
     stderr_file = tempfile.TemporaryFile()
     server = _fork_servers.get(_server_key(python, env))
     process, unavailable = None, None
@@ -163,6 +204,9 @@ def _popen(
     argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
 ) -> subprocess.Popen:
     """Exec argv in a session of its own, with child_env and stdin, stdout pipes; tracked."""
+    if stopping():
+        raise Stopping("the run is stopping")
+    _guard()
     process = subprocess.Popen(
         argv,
         stdin=subprocess.PIPE,
@@ -179,6 +223,39 @@ def _track(process: subprocess.Popen | ForkedProcess) -> subprocess.Popen | Fork
     with _live_lock:
         _live.add(process)
     return process
+
+
+def _guard() -> None:
+    """Start this process's guardian once, before its first child: guardian.py, in a session of its own,
+    holding the read end of a pipe whose write end only this process holds. When this process ends,
+    however it ends (SIGKILL included), the pipe reads EOF and the guardian reaps everything marked."""
+    with _live_lock:
+        if _guardian:
+            return
+        read_fd, write_fd = os.pipe()  # both ends close-on-exec: no child of ours holds the write end
+        log = tempfile.TemporaryFile()
+        env = {k: v for k, v in os.environ.items() if k not in (MARKER, SERVER_MARKER)}
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")])
+        )
+        try:
+            _guardian.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "stdio_probe.guardian", MARKER, RUN_ID],
+                    stdin=read_fd,
+                    stdout=log,  # not our stdout or stderr: a reader of ours would wait for the guardian's end
+                    stderr=log,
+                    env=env,
+                    start_new_session=True,
+                )
+            )
+        except BaseException:
+            os.close(write_fd)
+            raise
+        finally:
+            os.close(read_fd)
+            log.close()
+        _guardian_fd.append(write_fd)
 
 
 class StderrRing:
@@ -294,42 +371,72 @@ def run_processes() -> list[dict]:
     return [p for p in sample.marked_processes(MARKER, RUN_ID) if p["pid"] != os.getpid()]
 
 
-def reap_all() -> int:
+def reap_all(grace: float = TERM_GRACE) -> int:
     """Kill every process of this run, by marker and by what we spawned; returns how many were alive."""
     with _live_lock:
         spawned = list(_live)
         _live.clear()
-    survivors = {p["pid"] for p in run_processes()} | {p.pid for p in spawned if _running(p)}
-    _terminate(survivors, spawned)
+
+    def find() -> dict[int, dict]:
+        found = {p["pid"]: p for p in run_processes()}
+        return found | {p.pid: {"pid": p.pid} for p in spawned if _running(p)}
+
+    survivors = kill_rounds(find, grace, spawned)
     for process in spawned:
         with suppress(subprocess.TimeoutExpired, ForkServerError):
-            process.wait(TERM_GRACE)
+            process.wait(grace)
     return len(survivors)
 
 
-def reap_marked(name: str, value: str) -> list[dict]:
+def reap_marked(name: str, value: str, grace: float = TERM_GRACE) -> list[dict]:
     """Kill the live processes whose environment carries name=value (one arm's, re-parented ones included).
 
-    Returns them as found (pid, state, cmdline, ppid), before the kill.
+    Returns every one found (pid, state, cmdline, ppid), as found before its kill.
     """
-    found = [{**p, "ppid": sample.parent_pid(p["pid"])} for p in sample.marked_processes(name, value)]
-    _terminate({p["pid"] for p in found}, [])
-    return found
+
+    def find() -> dict[int, dict]:
+        return {p["pid"]: {**p, "ppid": sample.parent_pid(p["pid"])} for p in sample.marked_processes(name, value)}
+
+    return [found for _, found in sorted(kill_rounds(find, grace).items())]
 
 
-def _terminate(pids: set[int], spawned: list[subprocess.Popen | ForkedProcess]) -> None:
-    """SIGTERM, then SIGKILL after TERM_GRACE; polling what we spawned, so its exits are reaped."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        for pid in pids:
-            with suppress(ProcessLookupError):
-                os.kill(pid, sig)
-        deadline = time.monotonic() + TERM_GRACE
-        while time.monotonic() < deadline and _alive(pids):
+def kill_rounds(
+    find: Callable[[], dict[int, dict]], grace: float, spawned: list[subprocess.Popen | ForkedProcess] = ()
+) -> dict[int, dict]:
+    """Reap what find() returns until it returns nothing: SIGTERM to each process found, rescanning for
+    grace seconds (a new one found gets its SIGTERM too), then rounds of rescan and SIGKILL for at most
+    KILL_BOUND seconds, to each process and to every process group seen (_OWN_GROUPS spared). A process
+    that forks a new pid before it dies (a pid hopper) dies with its group, or is found by the next scan.
+    What we spawned is polled meanwhile, so its exits are reaped. Returns every process found in any
+    round, as first found. It is done after QUIET_SCANS scans in a row find nothing."""
+    seen: dict[int, dict] = {}
+    groups: set[int] = set()  # the process groups of what was found, killed whole in the SIGKILL rounds
+    for sig, bound in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_BOUND)):
+        signalled: set[int] = set()
+        deadline, quiet = time.monotonic() + bound, 0
+        while True:
+            found = {pid: p for pid, p in find().items() if pid != os.getpid()}
+            seen |= {pid: p for pid, p in found.items() if pid not in seen}
+            live = {pid for pid in found | dict.fromkeys(signalled) if sample.is_live(pid)}
+            for pid in found:
+                with suppress(OSError):
+                    groups.add(os.getpgid(pid))
+            for pid in live if sig == signal.SIGKILL else live - signalled:
+                with suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            for group in groups - _OWN_GROUPS if sig == signal.SIGKILL else ():
+                with suppress(ProcessLookupError):
+                    os.killpg(group, sig)
+            signalled |= live
             for process in spawned:
                 _running(process)
-            time.sleep(0.02)
-        if not _alive(pids):
-            break
+            quiet = 0 if live else quiet + 1
+            if quiet >= QUIET_SCANS:
+                return seen
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(SCAN_INTERVAL)
+    return seen
 
 
 def _running(process: subprocess.Popen | ForkedProcess) -> bool:
@@ -338,7 +445,3 @@ def _running(process: subprocess.Popen | ForkedProcess) -> bool:
         return process.poll() is None
     except ForkServerError:
         return False
-
-
-def _alive(pids: set[int]) -> bool:
-    return any(sample.is_live(pid) for pid in pids)

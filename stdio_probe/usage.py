@@ -59,6 +59,8 @@ exit codes:
   2    usage error: one line, nothing spawned, no results file touched
   3    --expect: no mismatch, but a run could not decide
        (error or inconclusive, where that was not expected)
+  4    the probe itself failed (full disk, closed stdout, no SDK could
+       be made ready): one line, no half-written results file
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM): all reaped
   --bisect: 0 not reproduced, 1 reproduced, 125 cannot tell, 128 usage"""
 

@@ -8,20 +8,61 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 
-from stdio_probe import eras, sample
+from stdio_probe import eras, sample, spawn
 from stdio_probe.spawn import Child
 
+SEND_BOUND = 10.0  # seconds a write to a server may make no progress before the arm gives up on it
 
-def send(child: Child, message: dict) -> None:
-    """Write one newline-delimited JSON-RPC message to the child's stdin."""
-    child.process.stdin.write((json.dumps(message) + "\n").encode())
-    child.process.stdin.flush()
+
+class WriteBlocked(OSError):
+    """The server stopped reading its stdin: a write made no progress within its bound."""
+
+
+def write_bounded(child: Child, data: bytes) -> None:
+    """Write data to the child's stdin without ever blocking a thread for SEND_BOUND s without progress.
+
+    The pipe is made non-blocking and written as it drains; a server that stops reading (or a run that
+    is stopping, spawn.stopping()) raises WriteBlocked, so the arm fails with a reason instead of hanging.
+    """
+    fd = child.process.stdin.fileno()
+    os.set_blocking(fd, False)
+    view, last_progress = memoryview(data), time.monotonic()
+    while view:
+        if spawn.stopping():
+            raise WriteBlocked("the run is stopping")
+        if time.monotonic() - last_progress > SEND_BOUND:
+            raise WriteBlocked(
+                f"the server read none of its stdin for {SEND_BOUND:g} s "
+                f"({len(data) - len(view)} of {len(data)} bytes written)"
+            )
+        if not sample.writable(fd, 0.05):
+            continue
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            continue
+        view, last_progress = view[written:], time.monotonic()
+
+
+def send(child: Child, message: dict | bytes, reader: StdoutReader | None = None) -> None:
+    """Write one newline-delimited JSON-RPC message (or a raw line) to the child's stdin, bounded (write_bounded).
+
+    With a reader, a request's id is registered first (StdoutReader.expect), so its answer is kept
+    however much else the server writes.
+    """
+    if isinstance(message, dict):
+        if reader is not None and "method" in message and "id" in message:
+            reader.expect(message["id"])
+        message = (json.dumps(message) + "\n").encode()
+    write_bounded(child, message)
 
 
 def close_stdin(child: Child) -> float:
     """Close the child's stdin (EOF for the server); returns when, on the monotonic clock."""
-    child.process.stdin.close()
+    with suppress(OSError):
+        child.process.stdin.close()
     return time.monotonic()
 
 
@@ -32,11 +73,12 @@ def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> 
     """The handshake as a client does it: initialize, its answer, notifications/initialized.
 
     Without a reader, the one answer line is read straight off the pipe and nothing more (the
-    server writes nothing else until asked again). The wait is bounded as Child.wait_for bounds it.
+    server writes nothing else until asked again). The wait is bounded as StdoutReader.wait_answer
+    (or, without a reader, Child.wait_for) bounds it.
     """
-    send(child, INITIALIZE)
+    send(child, INITIALIZE, reader)
     if reader is not None:
-        answered = child.wait_for(lambda: any(m.get("id") == 0 for m in reader.messages), idle_bound)
+        answered = reader.wait_answer(0, idle_bound)
     else:
         fd, line = child.process.stdout.fileno(), bytearray()
 
@@ -55,8 +97,11 @@ def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> 
 
 
 LINE_CAP = 65_536  # bytes of one stdout line kept (head and tail); a longer line is counted, not parsed
-KEPT_CAP = 1_048_576  # bytes of stdout lines kept in all; beyond, lines are counted and only answers' ids kept
-IDS_CAP = 1000
+KEPT_CAP = 1_048_576  # bytes of stdout lines kept in all; beyond, lines are only counted
+LINE_FRAMING = 256  # what one kept line costs besides its bytes (its newline, its dict): an empty line is not free
+KEPT_LINES = 2000  # lines kept in all, however short
+WANTED_CAP = 64  # answers to the probe's own requests kept whole, whatever else was written
+REQUESTS_CAP = 10  # the server's own requests to the client noted
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,64}")\s*[,}]')
 
 
@@ -64,25 +109,36 @@ class StdoutReader:
     """Reads a server's stdout lines in a thread, within bounds however much the server writes.
 
     A line is kept whole up to LINE_CAP bytes, else as its head and tail (the answer's id is found
-    in either); kept lines stop at KEPT_CAP bytes, after which lines are only counted, answers'
-    ids still noted (up to IDS_CAP). messages are the kept JSON-RPC messages, and any other line as
-    {"unparsed": its text, shortened}; the first line that is not a JSON-RPC message (a banner, a log
-    line, an empty line) is also kept as offending. pause() stops reading for good, leaving stdout
-    unread from then on. One reader for the cases' fixtures and the checks' servers alike.
+    in either); kept lines stop at KEPT_CAP bytes or KEPT_LINES lines, each costing at least
+    LINE_FRAMING, after which lines are only counted. Answers to the probe's own requests (expect(id),
+    which wire.send calls) are kept apart in answers, found by id however much else the server wrote.
+    messages are the kept JSON-RPC messages, and
+    any other line as {"unparsed": its text, shortened}; the first line that is not a JSON-RPC message
+    (a banner, a log line, an empty line, a line too long to parse) is also kept as offending; the
+    server's own requests to the client are noted in requests. pause() stops reading for good, leaving
+    stdout unread from then on. One reader for the cases' fixtures and the checks' servers alike.
     """
 
     def __init__(self, child: Child) -> None:
+        self.child = child
         self.fd = child.process.stdout.fileno()
         self.bytes = 0
         self.lines = 0
         self.messages: list[dict] = []
-        self.ids: set = set()
+        self.answers: dict = {}  # id of a request the probe sent -> its answer
+        self.requests: list[dict] = []  # the server's requests to the client: {"id", "method", "line"}
         self.offending: dict | None = None  # {"line": number, "text": bounded, "bytes": length}
         self.eof = threading.Event()
+        self._wanted: set = set()
         self._kept = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+
+    def expect(self, request_id: object) -> None:
+        """Keep the answer to request_id whole when it comes (before the request is sent: it may come at once)."""
+        if len(self._wanted) < WANTED_CAP and isinstance(request_id, int | str):
+            self._wanted.add(request_id)
 
     def _run(self) -> None:
         head, tail, length = bytearray(), bytearray(), 0
@@ -108,17 +164,44 @@ class StdoutReader:
 
     def _line(self, head: bytes, tail: bytes, length: int) -> None:
         self.lines += 1
-        whole = head if length <= LINE_CAP else None
-        message = _parse(whole.rstrip(b"\r")) if whole is not None else _oversize(head, tail.rstrip(b"\r"), length)
+        cost = min(length, LINE_CAP) + LINE_FRAMING
+        room = len(self.messages) < KEPT_LINES and self._kept + cost <= KEPT_CAP
+        if not length and not room and self.offending is not None:
+            return  # an empty line once nothing more is kept: counted only (a flood of them stays cheap)
+        oversize = length > LINE_CAP
+        message = _oversize(head, tail.rstrip(b"\r"), length) if oversize else _parse(head.rstrip(b"\r"))
+        if (message is None or oversize) and self.offending is None:
+            self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
+            if oversize:
+                self.offending["unparsed"] = f"longer than {LINE_CAP} bytes: not parsed"
         if message is None:
-            if self.offending is None:
-                self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
             message = {"unparsed": shorten_bytes(head)}
-        elif "id" in message and "method" not in message and len(self.ids) < IDS_CAP:
-            self.ids.add(message["id"] if isinstance(message["id"], int | str) else None)
-        if self._kept + min(length, LINE_CAP) <= KEPT_CAP:
-            self._kept += min(length, LINE_CAP)
+        elif "id" in message and "method" not in message:
+            self._answer(message)
+        elif "id" in message and len(self.requests) < REQUESTS_CAP:
+            self.requests.append({"id": message["id"], "method": str(message["method"])[:100], "line": self.lines})
+        if room:
+            self._kept += cost
             self.messages.append(message)
+
+    def _answer(self, message: dict) -> None:
+        request_id = message["id"] if isinstance(message["id"], int | str) else None
+        if request_id in self._wanted and request_id not in self.answers:
+            self.answers[request_id] = message
+
+    def wait_answer(self, request_id: object, idle_bound: float) -> bool:
+        """Whether the answer to request_id (expected) came, waiting while the server makes progress: CPU
+        used, or bytes this reader took from it (a server blocked on a slow reader is not idle); bounded
+        as spawn.wait_progressing bounds it, and over when stdout ends or the server exits."""
+
+        def look(check: float) -> bool:
+            if request_id in self.answers or self.eof.is_set() or self.child.process.poll() is not None:
+                return True
+            time.sleep(check)
+            return False
+
+        progress = lambda: sample.cpu_seconds(self.child.pid) + self.bytes  # noqa: E731
+        return spawn.wait_progressing(look, progress, idle_bound, 0.01) and request_id in self.answers
 
     def wait_for(self, predicate: Callable[[StdoutReader], bool], timeout: float) -> bool:
         """Wait until predicate(self) holds or stdout ends, at most timeout seconds; returns predicate(self)."""
@@ -151,6 +234,8 @@ def _extend(head: bytearray, tail: bytearray, length: int, piece: bytes) -> tupl
 
 def _parse(line: bytes) -> dict | None:
     """A JSON-RPC 2.0 message, or None for anything else."""
+    if line.lstrip()[:1] != b"{":  # a log line, an empty line: no exception raised for each of a flood
+        return None
     try:
         message = json.loads(line)
     except ValueError:

@@ -86,8 +86,10 @@ def test_list_names_every_case_and_server_check():
     [
         (["--only", "L99"], "unknown case L99"),
         (["--only", ","], "selects no case"),
-        (["--window", "0"], "--window must be a positive"),
-        (["--window", "soon"], "invalid float value"),
+        (["--window", "0"], "must be more than 0 and at most 3600 seconds"),
+        (["--window", "inf"], "must be more than 0 and at most 3600 seconds"),
+        (["--window", "nan"], "must be more than 0 and at most 3600 seconds"),
+        (["--window", "soon"], "not a number of seconds"),
         (["--out", "/nonexistent/dir/r.json"], "does not exist"),
         (["--out", "/proc/r.json"], "--out"),
         (["--method", "slow"], "invalid choice"),

@@ -64,9 +64,9 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, options: Options, serv
     if server_api:
         if not wire.initialize(child, reader, options.window):
             return {**record, "in_flight": {"seen": False, "after_s": round(time.monotonic() - child.started, 3)}}
-        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}})
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}}, reader)
     else:
-        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, reader)
     record["in_flight"] = _wait_in_flight(child, reader, options.window)
     if options.method == "window":
         time.sleep(PRE_EOF_DELAY)
@@ -113,7 +113,7 @@ def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, idle_bound: 
     slows its start-up, which must not pass for a response that never came.
     """
     if reader is not None:
-        done = child.wait_for(lambda: any(m.get("id") == 1 for m in reader.messages), idle_bound)
+        done = child.wait_for(lambda: 1 in reader.answers, idle_bound)
         return {"seen": done, "after_s": round(time.monotonic() - child.started, 3), "bytes_received": reader.bytes}
     read_fd = child.process.stdout.fileno()
 

@@ -81,9 +81,9 @@ def _server_api_exchange(child: Child, reader: wire.StdoutReader, events: fixtur
     """initialize, tools/call; once the tool returned and its answer arrived or stdout ended (or SETTLE), a ping."""
     if not wire.initialize(child, reader, options.window):
         return
-    wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}})
+    wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "payload"}}, reader)
     child.wait_for(lambda: any(e["event"] == "tool_returned" for e in events.events()), options.window)
-    reader.wait_for(lambda r: any(m.get("id") == 1 for m in r.messages), SETTLE)
+    reader.wait_for(lambda r: 1 in r.answers, SETTLE)
     with suppress(BrokenPipeError):  # the session may have died with the bad answer
         wire.send(child, {"jsonrpc": "2.0", "id": 2, "method": "ping"})
     with suppress(BrokenPipeError):

@@ -1,13 +1,15 @@
 """S2: stdin EOF while a large answer sits unread in stdout: the server must still exit (L1 on any server).
 
-The bug arm stops reading stdout, asks for the large call (--large-call), waits for the pipe to
-fill, and closes stdin; the control arm does the same with stdout drained. In the fast method a
+The bug arm stops reading stdout, asks for the large call (--large-call), waits for the server to
+block writing its answer (the pipe full, or a thread asleep in write(2) on it), and closes stdin;
+the control arm does the same with stdout drained. In the fast method a
 hang is called on hang.prove_blocked_on_pipe's proof (foreign: the interval timers of a server we
 did not write are ruled out by its SIGALRM disposition), else the arm waits out the window.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from stdio_probe import hang, sample, wire
@@ -34,7 +36,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             return {"initialized": False}
         if arm == "bug":
             s.reader.pause()
-        s.send(call)
+        if not s.send(call):
+            return {"initialized": True, "error": f"tools/call not sent: {s.write_blocked or 'stdin closed'}"}
         record = {"initialized": True, "stdout_read": arm == "control", "in_flight": _in_flight(s, options)}
         if not record["in_flight"]["seen"]:
             return record
@@ -51,18 +54,31 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 
 def _in_flight(s: session.Session, options: Options) -> dict:
-    """The answer on its way: the pipe full (bug), or received whole (control); progress-bounded."""
+    """The answer on its way: the server blocked writing it, unread (bug), or received whole (control);
+    progress-bounded."""
     read_fd = s.child.process.stdout.fileno()
     if s.stdout_read_by_reader():
-        seen = s.child.wait_for(lambda: CALL_ID in s.reader.ids, options.window)
+        seen = s.reader.wait_answer(CALL_ID, options.window)
         return {"seen": seen, "bytes_received": s.reader.bytes}
-
-    def full() -> bool:
-        fill = sample.pipe_fill(read_fd)
-        return fill["buffered"] >= fill["capacity"]
-
-    seen = s.child.wait_for(full, options.window)
+    seen = s.child.wait_for(lambda: blocked_writing(s.child.pid, read_fd), options.window)
     return {"seen": seen, "pipe": sample.pipe_fill(read_fd)}
+
+
+def blocked_writing(pid: int, read_fd: int) -> bool:
+    """Whether the server is blocked writing to its unread stdout: the pipe full, or (a write larger than
+    the room a pipe's pages leave) data in it and a thread of the server asleep in write(2) on it."""
+    fill = sample.pipe_fill(read_fd)
+    if fill["buffered"] >= fill["capacity"]:
+        return True
+    if not fill["buffered"]:
+        return False
+    target = f"pipe:[{os.fstat(read_fd).st_ino}]"
+    return any(
+        t["state"] == "S"
+        and t["syscall"].get("name") == "write"
+        and sample.fd_target(pid, t["syscall"]["fd"]) == target
+        for t in sample.threads(pid)
+    )
 
 
 def _observe(s: session.Session, eof_at: float, options: Options, prove: bool) -> dict:
@@ -99,6 +115,8 @@ def assess(record: dict) -> Finding:
     """Shown when the server was alive after EOF at the window's end or on proof."""
     if not record.get("initialized"):
         return session.not_initialized(record)
+    if "in_flight" not in record:
+        return Finding(None, record.get("error", "tools/call not sent"), "tools/call not sent")
     flight = record["in_flight"]
     if not flight["seen"]:
         what = f"pipe {flight['pipe']['buffered']}/{flight['pipe']['capacity']}" if "pipe" in flight else "no answer"

@@ -21,7 +21,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     def body(s: session.Session) -> dict:
         initialized = s.initialize(options)
         if initialized and s.send(s.liveness_request(PING_ID)):
-            s.reader.wait_for(lambda r: PING_ID in r.ids, options.window)
+            s.reader.wait_answer(PING_ID, options.window)
         s.close_stdin()
         exited = s.wait_exit(options.window)
         s.reader.wait_for(lambda r: r.eof.is_set(), 1.0 if exited is not None else 0.0)
@@ -35,7 +35,9 @@ def assess(record: dict) -> Finding:
     stdout = record.get("stdout", {})
     if offending := stdout.get("offending"):
         text = offending["text"]
-        where = f"line {offending['line']}"
+        where = f"line {offending['line']}" + (
+            f" ({offending['bytes']} bytes, too long to parse)" if offending.get("unparsed") else ""
+        )
         return Finding(True, f"{where} of stdout is not JSON-RPC: {text!r}", f"{where}: {text!r}")
     if not record.get("initialized"):
         return session.not_initialized(record)

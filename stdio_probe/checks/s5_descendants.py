@@ -45,7 +45,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             "initialized": True,
             "descendants_before": before,
             "server_ended_by_itself": by_itself,
-            "survivors": survivors,
+            # what the reaping found was alive after the grace too: a scan can miss a pid hopper mid-hop
+            "survivors": survivors or reaped,
             "reaped": reaped,
             "alive_after_reap": _survivors(s),
         }

@@ -22,7 +22,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             return {"initialized": False}
         ping = s.liveness_request(PING_ID)
         sent = all(s.send(line) for line in BAD_LINES) and s.send(ping)
-        seen = sent and s.child.wait_for(lambda: PING_ID in s.reader.ids, options.window)
+        seen = sent and s.reader.wait_answer(PING_ID, options.window)
         answer = s.answer(PING_ID)
         return {
             "initialized": True,
@@ -47,6 +47,8 @@ def assess(record: dict) -> Finding:
     if record["ping_answered"]:
         note = f"{ping} answered after invalid JSON and invalid UTF-8"
         return Finding(False, note, f"{ping} answered after bad lines")
+    if record["alive_after"] and (why := session.blocked_on_client(record)):
+        return Finding(None, f"{ping} unanswered, not for the bad lines: {why}", why)
     if not record["alive_after"]:
         return Finding(
             True,

@@ -19,7 +19,6 @@ from stdio_probe import eras, sample, spawn, wire
 from stdio_probe.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
-REAP_BOUND = 1.0  # seconds SIGKILLed descendants have to be gone
 OPENING_ID = 0
 
 
@@ -34,6 +33,7 @@ class Session:
         self.child, self.server_id = spawn.spawn_command(server.command, server.env.values, server.env.inherit)
         self.sid = self.child.pid  # its own session: start_new_session
         self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child)
+        self.write_blocked: str | None = None  # why a write to the server gave up (it stopped reading stdin)
 
     def initialize(self, options: Options) -> bool:
         """Open the connection as its era does: initialize, its answer, notifications/initialized
@@ -43,9 +43,9 @@ class Session:
         self.opening = {"method": request["method"], "answer": None}
         if not self.send(request):
             return False
-        self.child.wait_for(lambda: OPENING_ID in self.reader.ids, options.window)
+        self.reader.wait_answer(OPENING_ID, options.window)
         answer = self.answer(OPENING_ID)
-        if answer is None and OPENING_ID in self.reader.ids:  # answered, past what the reader keeps
+        if answer is not None and "oversize_bytes" in answer:  # answered, too long to parse
             answer = {"id": OPENING_ID, "result": {}}
         self.opening["answer"] = eras.answer_text(answer)
         if answer is None or not isinstance(answer.get("result"), dict):
@@ -56,8 +56,8 @@ class Session:
         return True
 
     def answer(self, request_id: int) -> dict | None:
-        """The response to request_id among the messages the reader kept, if any."""
-        return next((m for m in self.reader.messages if m.get("id") == request_id and "method" not in m), None)
+        """The response to request_id (a request sent through send: the reader keeps its answer), if any."""
+        return self.reader.answers.get(request_id)
 
     def liveness_request(self, request_id: int) -> dict:
         """A request the era has that changes nothing (ping; server/discover in 2026-07-28)."""
@@ -71,19 +71,16 @@ class Session:
         """One message (a request gains what the era requires: eras.stamp) or raw line on stdin;
         False when the server no longer reads it."""
         try:
-            if isinstance(message, bytes):
-                self.child.process.stdin.write(message)
-                self.child.process.stdin.flush()
-            else:
-                wire.send(self.child, eras.stamp(self.era, message))
-        except (BrokenPipeError, OSError, ValueError):
+            wire.send(self.child, eras.stamp(self.era, message) if isinstance(message, dict) else message, self.reader)
+        except wire.WriteBlocked as exc:
+            self.write_blocked = str(exc)
+            return False
+        except (OSError, ValueError):
             return False
         return True
 
     def close_stdin(self) -> float:
-        with suppress(BrokenPipeError, OSError):
-            self.child.process.stdin.close()
-        return time.monotonic()
+        return wire.close_stdin(self.child)
 
     def wait_exit(self, bound: float) -> float | None:
         """Seconds until the server exited by itself, or None if it was alive after bound."""
@@ -104,18 +101,11 @@ class Session:
     def reap_tree(self) -> list[dict]:
         """Kill the server's whole tree: its process group and session (the leader may be gone), and
         everything carrying its marker (re-parented or moved to a new session). What was alive, as found."""
-        left = {p["pid"]: _brief(p) for p in self.tree() if p["pid"] != self.child.pid}
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self.sid, signal.SIGKILL)
-        left |= {p["pid"]: _brief(p) for p in spawn.reap_marked(spawn.SERVER_MARKER, self.server_id)}
-        for pid in left:
-            if sample.is_live(pid):
-                with suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + REAP_BOUND
-        while any(sample.is_live(pid) for pid in left) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return [left[pid] for pid in sorted(left)]
+        # rounds of rescan and SIGKILL until the tree is empty: a pid hopper's next pid is found too
+        left = spawn.kill_rounds(lambda: {p["pid"]: p for p in self.tree() if p["pid"] != self.child.pid}, 0.0)
+        return [_brief(left[pid]) for pid in sorted(left)]
 
     def end(self) -> dict:
         """Stop the server (group SIGTERM, then SIGKILL) and reap its whole tree; its exit facts."""
@@ -133,6 +123,10 @@ class Session:
             record["stdout"] = {"bytes": self.reader.bytes, "lines": self.reader.lines}
             if self.reader.offending:
                 record["stdout"]["offending"] = self.reader.offending
+            if self.reader.requests:
+                record["stdout"]["server_requests"] = self.reader.requests
+        if self.write_blocked:
+            record["write_blocked"] = self.write_blocked
         return record
 
 
@@ -156,6 +150,8 @@ def run(server: Server, options: Options, body) -> dict:
 def not_initialized(record: dict) -> Finding:
     """No evidence either way: the server never answered the opening request (initialize, or
     server/discover in 2026-07-28) with a result."""
+    if why := blocked_on_client(record):
+        return Finding(None, f"no answer to the opening request: {why}", why)
     opening = record.get("opening") or {"method": "initialize", "answer": "no answer"}
     method, answer = opening["method"], opening["answer"]
     short = f"no answer to {method}" if answer == "no answer" else f"{method} refused: {answer}"
@@ -186,6 +182,17 @@ def find_era(server: Server, options: Options) -> dict:
         found["evidence"] = f"exited {facts['exit_code']} without answering {eras.DISCOVER}"
     probe = {key: facts.get(key) for key in ("pid", "exit_code", "signal", "ended_by")}
     return {**found, "chosen_by": eras.DISCOVER, "probe": {**probe, "answer": s.opening["answer"], "waited_s": waited}}
+
+
+def blocked_on_client(record: dict) -> str | None:
+    """What the server waits on from the client, when the record shows it: its own request left
+    unanswered (the probe answers none), or its stdin no longer read."""
+    if requests := record.get("stdout", {}).get("server_requests"):
+        first = requests[0]
+        return f"the server waits on its own request {first['method']} (id {first['id']!r}) to the client"
+    if blocked := record.get("write_blocked"):
+        return f"the server stopped reading its stdin: {blocked}"
+    return None
 
 
 def exit_after(s: Session, trigger: str, bound: float) -> dict:

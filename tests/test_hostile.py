@@ -1,0 +1,247 @@
+"""Hostile servers and hostile input (issue 25): the probe stays bounded in memory and time, leaves
+nothing alive, and ends every failure of its own in one line with a distinct exit code.
+
+The servers are tests/hostile_server.py, real processes. Runs that must be measured from outside
+(peak RSS, signals, SIGKILL of the probe) are the CLI in a child process with a run marker of
+their own; the others go through the runner in this process. Every test also passes conftest's
+guard: no process of this run is left alive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from stdio_probe import cli, runner, sample, spawn, wire
+from stdio_probe.model import Options, Server
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
+HOSTILE = Path(__file__).resolve().parent / "hostile_server.py"
+RSS_BOUND_KB = 128 * 1024  # the probe's stated peak RSS bound (README: Bounds)
+SIGNAL_BOUND = 2.0  # seconds from the first SIGINT or SIGTERM to the probe's exit
+GUARDIAN_BOUND = 15.0  # seconds after SIGKILL of the probe by which nothing it started is alive
+LARGE_ARGUMENT = "big " + json.dumps({"x": "a" * 120_000})  # more than a pipe holds: its write blocks
+
+
+def hostile(mode: str) -> str:
+    return f"{sys.executable} {HOSTILE} {mode}"
+
+
+def marked(run_id: str) -> list[dict]:
+    return sample.marked_processes(spawn.MARKER, run_id)
+
+
+def start_probe(*args: str) -> tuple[subprocess.Popen, str]:
+    """The CLI in a child process with a run marker of its own (SIGINT at its default, as in a terminal)."""
+    run_id = f"hostile-{uuid.uuid4().hex}"
+    process = subprocess.Popen(
+        [*PROBE, *args],
+        cwd=ROOT,
+        env={**os.environ, spawn.MARKER: run_id},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    return process, run_id
+
+
+def run_servers(server: Server, checks: list[str], window: float = 3.0) -> dict[str, dict]:
+    runs = runner.run_servers([server], checks, Options(window), lambda *a: None)
+    return {run["case"]: run for run in runs}
+
+
+@pytest.mark.parametrize("shape", ["flood-empty", "flood-short", "flood-line", "flood-binary"])
+def test_a_flood_of_any_shape_keeps_the_probe_under_its_memory_bound(shape, tmp_path):
+    out = tmp_path / "results.json"
+    started = time.monotonic()
+    process, run_id = start_probe("--server", hostile(shape), "--only", "S4", "--window", "2", "--out", str(out))
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    process.communicate()
+    assert process.returncode == 0 and time.monotonic() - started < 60
+    assert usage.ru_maxrss < RSS_BOUND_KB, f"peak RSS {usage.ru_maxrss} KiB"
+    (run,) = json.loads(out.read_text())["runs"]
+    arm = run["arms"]["bug"]
+    assert run["verdict"] == "reproduced", run["reason"]
+    assert arm["stdout"]["lines"] > wire.KEPT_LINES or arm["stdout"]["bytes"] > 4 * wire.KEPT_CAP  # past the caps
+    if shape == "flood-line":
+        assert "too long to parse" in run["reason"]
+    assert marked(run_id) == []
+
+
+def test_answers_are_found_after_megabytes_of_start_up_chatter():
+    runs = run_servers(Server("chatty", hostile("chatty")), ["S1", "S4", "S6"])
+    assert runs["S1"]["verdict"] == "not_reproduced", runs["S1"]["reason"]
+    assert runs["S6"]["verdict"] == "not_reproduced", runs["S6"]["reason"]
+    assert runs["S4"]["verdict"] == "reproduced" and "log line 0" in runs["S4"]["reason"]
+    assert runs["S1"]["arms"]["bug"]["stdout"]["bytes"] > 2 * wire.KEPT_CAP
+
+
+def test_a_server_waiting_on_its_own_request_is_named_not_blamed():
+    runs = run_servers(Server("asks", hostile("asks-client")), ["S6"])
+    assert runs["S6"]["verdict"] == "inconclusive"
+    assert "its own request sampling/createMessage" in runs["S6"]["reason"]
+
+
+def test_s2_decides_on_a_blocked_writer_whose_pipe_is_not_exactly_full():
+    runs = run_servers(Server("slack", hostile("slack"), ("big", {})), ["S2"])
+    bug = runs["S2"]["arms"]["bug"]
+    assert runs["S2"]["verdict"] == "reproduced", runs["S2"]["reason"]
+    assert 0 < bug["in_flight"]["pipe"]["buffered"] < bug["in_flight"]["pipe"]["capacity"]
+
+
+def test_a_server_that_stops_reading_fails_the_arm_with_a_reason(monkeypatch):
+    monkeypatch.setattr(wire, "SEND_BOUND", 1.0)
+    server = Server("non-reader", hostile("non-reader"), ("big", {"x": "a" * 120_000}))
+    started = time.monotonic()
+    runs = run_servers(server, ["S2"])
+    assert time.monotonic() - started < 15
+    assert runs["S2"]["verdict"] == "error"
+    assert "read none of its stdin for 1 s" in runs["S2"]["arms"]["bug"]["error"]
+
+
+def test_a_pid_hopper_is_reaped_and_s5_agrees_with_its_records():
+    runs = run_servers(Server("hopper", hostile("hopper")), ["S5"])
+    assert runs["S5"]["verdict"] == "reproduced", runs["S5"]["reason"]
+    for arm in runs["S5"]["arms"].values():
+        assert arm["survivors"] and arm["reaped"] and arm["alive_after_reap"] == []
+    assert spawn.run_processes() == []
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_signals_pressed_repeatedly_end_a_blocked_run_within_2_s_in_one_line(sig, code, word, tmp_path):
+    """Arms blocked writing to a non-reader, a pid hopper and a flood: five signals, one line, one exit."""
+    out = tmp_path / "results.json"
+    out.write_text("previous")
+    args = ["--server", hostile("non-reader"), "--large-call", LARGE_ARGUMENT, "--server", hostile("hopper")]
+    process, run_id = start_probe(*args, "--server", hostile("flood-empty"), "--window", "30", "--out", str(out))
+    deadline = time.monotonic() + 30
+    while len(marked(run_id)) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(marked(run_id)) >= 6, "the probe spawned too little"
+    time.sleep(1.0)  # the arms are in their writes and waits
+    first = time.monotonic()
+    for _ in range(5):
+        process.send_signal(sig)
+        time.sleep(0.05)
+    _, err = process.communicate(timeout=30)
+    assert time.monotonic() - first < SIGNAL_BOUND
+    assert process.returncode == code
+    assert err == f"{word}: every process reaped, no results written\n"
+    assert marked(run_id) == [] and out.read_text() == "previous"
+
+
+def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
+    args = ["--server", hostile("hopper"), "--server", f"{sys.executable} {spawn.FIXTURES / 'fixture_check_server.py'}"]
+    process, run_id = start_probe(*args, "--only", "S3,S5", "--window", "30", "--out", str(tmp_path / "r.json"))
+    deadline = time.monotonic() + 30
+    while len(marked(run_id)) < 4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(marked(run_id)) >= 4
+    process.kill()
+    process.communicate(timeout=10)
+    killed = time.monotonic()
+    while marked(run_id) and time.monotonic() - killed < GUARDIAN_BOUND:
+        time.sleep(0.1)
+    assert marked(run_id) == []
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _results_file(path: Path, verdict: object) -> Path:
+    run = {"case": "S1", "server": {"label": "x", "command": "x"}, "verdict": verdict}
+    path.write_text(json.dumps({"schema_version": 7, "metadata": {}, "runs": [run]}))
+    return path
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "deep --expect",
+        "deep --compare",
+        "deep --merge",
+        "deep --large-call",
+        "number verdict",
+        "list verdict",
+        "null verdict",
+        "fifo --expect",
+        "fifo --compare",
+        "fifo --merge",
+        "fifo --out",
+    ],
+)
+def test_malformed_input_of_any_shape_is_one_line_and_exit_2(shape, tmp_path):
+    deep, fifo = tmp_path / "deep.json", tmp_path / "fifo"
+    deep.write_text(DEEP)
+    os.mkfifo(fifo)
+    good = _results_file(tmp_path / "good.json", "reproduced")
+    server = ["--server", f"{sys.executable} {HOSTILE}"]
+    args = {
+        "deep --expect": [*server, "--expect", str(deep)],
+        "deep --compare": ["--compare", str(deep), str(good)],
+        "deep --merge": ["--merge", str(tmp_path / "m.json"), str(deep)],
+        "deep --large-call": [*server, "--large-call", f't {{"a": {DEEP[:50_000]}{DEEP[-50_000:]}}}'],
+        "number verdict": ["--compare", str(_results_file(tmp_path / "n.json", 3)), str(good)],
+        "list verdict": ["--compare", str(_results_file(tmp_path / "l.json", ["a"])), str(good)],
+        "null verdict": ["--compare", str(_results_file(tmp_path / "z.json", None)), str(good)],
+        "fifo --expect": [*server, "--expect", str(fifo)],
+        "fifo --compare": ["--compare", str(fifo), str(good)],
+        "fifo --merge": ["--merge", str(tmp_path / "m.json"), str(fifo)],
+        "fifo --out": [*server, "--out", str(fifo)],
+    }[shape]
+    done = subprocess.run([*PROBE, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "m.json").exists()
+
+
+def _no_bigger_files(limit: int) -> None:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def test_a_full_disk_is_one_line_exit_4_and_the_old_file_kept(tmp_path):
+    out = tmp_path / "results.json"
+    out.write_text("previous")
+    done = subprocess.run(
+        [*PROBE, "--server", hostile("chatty"), "--only", "S1", "--window", "2", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        preexec_fn=lambda: _no_bigger_files(1000),
+    )
+    assert done.returncode == cli.EXIT_INTERNAL, done.stderr
+    assert done.stderr.count("\n") == 1 and "File too large" in done.stderr, done.stderr
+    assert out.read_text() == "previous"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]  # no half-written file beside it
+
+
+def test_a_closed_stdout_is_one_line_exit_4():
+    process, run_id = start_probe("--server", hostile("chatty"), "--only", "S1", "--window", "2", "--out", "-")
+    process.stdout.close()
+    err = process.stderr.read()
+    assert process.wait(60) == cli.EXIT_INTERNAL, err
+    assert "Broken pipe" in err and "Traceback" not in err and err.count("error:") == 1
+    assert marked(run_id) == []
+
+
+def test_a_run_where_no_sdk_could_be_made_ready_exits_4(monkeypatch, tmp_path, capsys):
+    failed = runner.unavailable("9.9.9", {"source": "pypi"}, ["L1"], "SDK unavailable: test")
+    monkeypatch.setattr(cli, "prepare_sdks", lambda *a: ([], failed))
+    assert cli.main(["--only", "L1", "--out", str(tmp_path / "r.json")]) == cli.EXIT_INTERNAL
+    assert json.loads((tmp_path / "r.json").read_text())["runs"][0]["verdict"] == "error"
