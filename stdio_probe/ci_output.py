@@ -1,6 +1,6 @@
 """Output for CI: a JUnit XML file, and under GitHub Actions a job summary and error annotations.
 
-JUnit has one testcase per subject (an SDK, or a server) and case. What fails:
+JUnit has one testcase per subject (an SDK, a server or a host) and case. What fails:
   with --expect   a mismatch (or a stale entry, as a testcase of its own) is a failure; a run
                   that could not decide (error, inconclusive) and was not expected so is an error;
   without         the defect is the failure: reproduced fails, error and inconclusive are errors,

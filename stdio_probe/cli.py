@@ -32,6 +32,7 @@ from stdio_probe import (
 )
 from stdio_probe.cases import CASES, arms_of
 from stdio_probe.checks import CHECKS
+from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.model import ChildEnv, Options, Sdk
 from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
@@ -186,7 +187,7 @@ def selected_cases(only: str | None, known: dict = CASES) -> list[str]:
         raise UsageError("--only selects no case")
     unknown = [i for i in ids if i not in known]
     if unknown:
-        what = "case" if known is CASES else "check (with --server)"
+        what = {id(CASES): "case", id(CHECKS): "check (with --server)"}.get(id(known), "check (with --host)")
         raise UsageError(f"unknown {what} {', '.join(unknown)} (known: {', '.join(known)})")
     return list(dict.fromkeys(ids))
 
@@ -334,7 +335,7 @@ def _run(argv: list[str], errors: Console) -> int:
             print(usage.version())
             return EXIT_OK
         if args.list:
-            for case_id, case in {**CASES, **CHECKS}.items():
+            for case_id, case in {**CASES, **CHECKS, **HOST_CHECKS}.items():
                 console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
             return EXIT_OK
         if (args.env or args.inherit_env) and not args.servers:
@@ -346,6 +347,8 @@ def _run(argv: list[str], errors: Console) -> int:
         if args.merge:
             return merge_files(args, console, errors)
         check_host()
+        if any(entry["kind"] == "host" for entry in args.servers):
+            return run_hosts(args, console, errors)
         if args.servers:
             return run_servers(args, console, errors)
         case_ids = selected_cases(args.only)
@@ -440,6 +443,38 @@ def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> 
     )
 
 
+def run_hosts(args: argparse.Namespace, console: Console, errors: Console) -> int:
+    """--host: the checks H1-H10 on each host; bad input raises before anything is spawned."""
+    for option, given in (("--sdk", args.sdk), ("--python", args.python), ("--bisect", args.bisect)):
+        if given:
+            raise UsageError(f"{option} does not go with --host")
+    if any(entry["kind"] == "command" for entry in args.servers):
+        raise UsageError("--server and --host are separate runs")
+    check_ids = selected_cases(args.only, HOST_CHECKS)
+    if not args.window > 0:
+        raise UsageError("--window must be a positive number of seconds")
+    env = env_args.resolve(args.env, args.inherit_env)
+    hosts = server_args.hosts(args.servers, env)
+    if args.list_matrix:
+        print(json.dumps(compare.host_matrix(hosts, check_ids)))
+        return EXIT_OK
+    check_outputs(args)
+    expected = expect.load(args.expect) if args.expect else None
+    options = Options(window=args.window, method=args.method)
+    rows = [
+        (h.label, check_id, arm)
+        for h in hosts
+        for check_id in check_ids
+        for arm in HOST_CHECKS[check_id].ARMS
+        if arm != runner.SHARED_CONTROL
+    ]
+    rows += [(h.label, check_ids[0], runner.SHARED_CONTROL) for h in hosts]
+    return record_and_finish(
+        lambda live: runner.run_hosts(hosts, check_ids, options, live),
+        rows, options, Gate(check_ids, expected), args, (console, errors), env,
+    )
+
+
 def check_outputs(args: argparse.Namespace) -> None:
     """Every file the run will write can be written: checked before anything is spawned."""
     targets = {"--out": None if args.out == STDOUT or args.merge else Path(args.out)}
@@ -514,8 +549,8 @@ def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> 
 def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> int:
     """--merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run.
 
-    --only is the scope of --expect, as in a run: by default every case, so an expected case that no
-    shard reported is a stale entry.
+    --only is the scope of --expect, as in a run: by default every case (every server or host check when
+    the shards hold only those), so an expected case that no shard reported is a stale entry.
     """
     if len(args.merge) < 2:
         raise UsageError("--merge needs OUT and at least one results file to merge")
@@ -527,8 +562,11 @@ def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> 
     except OSError as exc:
         raise UsageError(f"--merge: {exc}") from None
     check_outputs(args)
-    gate = Gate(selected_cases(args.only), expect.load(args.expect) if args.expect else None)
+    expected = expect.load(args.expect) if args.expect else None
     merged = compare.merge(inputs, record.main_argv())
+    kinds = {"host" if "host" in run else "server" if "server" in run else "sdk" for run in merged["runs"]}
+    known = HOST_CHECKS if kinds == {"host"} else CHECKS if kinds == {"server"} else CASES
+    gate = Gate(selected_cases(args.only, known), expected)
     record.write_atomic(out, merged)
     written = f"merged {len(inputs)} files ({len(merged['runs'])} runs) into {out}"
     return finish(merged["runs"], gate, args, written, (console, errors))

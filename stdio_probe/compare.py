@@ -1,7 +1,7 @@
 """Across runs: compare two results files, list a selection as a CI matrix, merge the shards' results.
 
 Every key is (record.subject(run), case): an SDK's spec as given ("pinned", "2.3.0", a path)
-or a server's label, so a pinned run and a run of the same version from PyPI are different rows.
+or a server's or host's label, so a pinned run and a run of the same version from PyPI are different rows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from rich.text import Text
 
 from stdio_probe import record
 from stdio_probe.ci_output import markdown_table
+from stdio_probe.model import Host
 from stdio_probe.record import ResultsError, subject, subject_title
 from stdio_probe.report import COMPACT, verdict_text
 from stdio_probe.sdk import Request
@@ -88,6 +89,17 @@ def matrix(requests: list[Request], case_ids: list[str]) -> dict:
             name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{request.spec}-{case_id}").strip("_")
             args = shlex.join([*select, "--only", case_id])
             include.append({"sdk": request.spec, "case": case_id, "name": name, "args": args})
+    return {"include": include}
+
+
+def host_matrix(hosts: list[Host], check_ids: list[str]) -> dict:
+    """A GitHub Actions matrix of host checks, one entry per host and check; args select just that pair."""
+    include = []
+    for host in hosts:
+        for check_id in check_ids:
+            name = re.sub(r"[^A-Za-z0-9._-]+", "_", f"{host.label}-{check_id}").strip("_")
+            args = shlex.join(["--host", host.command, "--name", host.label, "--only", check_id])
+            include.append({"host": host.label, "case": check_id, "name": name, "args": args})
     return {"include": include}
 
 

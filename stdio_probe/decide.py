@@ -76,6 +76,7 @@ def mitigation(case: ModuleType, record: dict) -> dict:
 
 
 NO_CONTRACT = {"held": None, "note": "server checks have no host-contract arm"}
+NO_HOST_ARM = {"held": None, "note": "host checks judge the host itself: the host contract is what they check"}
 
 
 def decide_check(check: ModuleType, arms: dict[str, dict]) -> dict:

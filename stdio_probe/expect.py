@@ -1,7 +1,7 @@
 """Expected verdicts: load an expectations file, list what a run contradicts or never checked, write one.
 
 The file maps a case to a verdict for every SDK, or to verdicts per mcp version
-(or per subject: an SDK spec as given, a server's label):
+(or per subject: an SDK spec as given, a server's or host's label):
 
     {"L1": "reproduced", "L3": {"2.2.0": "reproduced", "2.3.0": "not_reproduced"}}
     {"S1": "not_reproduced", "S2": {"mcp-server-git": "reproduced", "time": "not_applicable"}}
@@ -22,6 +22,7 @@ from pathlib import Path
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.decide import VERDICTS
+from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.record import read_json, subject
 
 UNDECIDED = ("error", "inconclusive")
@@ -46,9 +47,9 @@ def parse(document: object, where: str) -> dict[tuple[str, str | None], str]:
         raise ExpectationError(f"{where}: expected an object of case -> verdict")
     entries: dict[tuple[str, str | None], str] = {}
     for case, expected in document.items():
-        if case not in CASES and case not in CHECKS:
-            known = ", ".join([*CASES, *CHECKS])
-            raise ExpectationError(f"{where}: {case!r} is not a case or a server check ({known})")
+        if case not in CASES and case not in CHECKS and case not in HOST_CHECKS:
+            known = ", ".join([*CASES, *CHECKS, *HOST_CHECKS])
+            raise ExpectationError(f"{where}: {case!r} is not a case, a server check or a host check ({known})")
         per_version = expected if isinstance(expected, dict) else {None: expected}
         for version, verdict in per_version.items():
             if not isinstance(verdict, str) or verdict not in VERDICTS:

@@ -17,6 +17,9 @@ as a parameter and touch only what they name below.
                            as an anyio cancellation its shielded shutdown honours
   end_server_group     L9  once stdio_client's context has exited, end what is left of the server's process group
   termination_grace    L11 give a server the grace its longest tool call needs before the SDK's SIGTERM
+
+The host checks (--host, method.md "Host checks") judge any host by the same rules: shutdown_child is
+what H1, H2 and H3 expect of a host's shutdown, fail_when_exits H5's, end_server_group H4's.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def shutdown_child(
     kill_bound: float = 2.0,
     on_output: Callable[[bytes], None] | None = None,
 ) -> Shutdown:
-    """Prevents L1 (a server that never exits on stdin EOF because its stdout is unread).
+    """Prevents L1 (a server that never exits on stdin EOF because its stdout is unread); the shutdown the host
+    checks H1 (graceful close), H2 (EOF ignored) and H3 (SIGTERM ignored) expect (method.md, "Host checks").
 
     Closes stdin, then reads stdout until EOF (passing each chunk to on_output)
     while waiting at most exit_bound seconds for the process to exit by itself;
@@ -267,7 +271,8 @@ def process_exited(pid: int) -> bool:
 
 @asynccontextmanager
 async def fail_when_exits(pid: int, poll: float = 0.05) -> AsyncIterator[None]:
-    """Prevents L8 (a request waits forever when the server died but a descendant still holds its stdout).
+    """Prevents L8 (a request waits forever when the server died but a descendant still holds its stdout);
+    host check H5 (method.md, "Host checks").
 
     stdio_client ends a session only at the server's stdout EOF, and a child
     the server left behind keeps that pipe open. Run the requests inside this
@@ -334,7 +339,8 @@ async def run_connection(body: Callable[[], Awaitable[Result]]) -> Result:
 async def end_server_group(
     transport: AbstractAsyncContextManager[Streams], term_bound: float = 2.0, kill_bound: float = 2.0
 ) -> AsyncIterator[Streams]:
-    """Prevents L9 (the descendants of a server that exits by itself outlive it).
+    """Prevents L9 (the descendants of a server that exits by itself outlive it); host check H4 (method.md,
+    "Host checks").
 
     stdio_client kills the server's process group only when the server is still alive
     PROCESS_TERMINATION_TIMEOUT after its stdin was closed: a server that exits promptly at

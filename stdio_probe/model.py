@@ -87,3 +87,13 @@ class Server:
     large_call: tuple[str, dict] | None = None
     protocol: str | None = None
     env: ChildEnv = field(default_factory=ChildEnv)
+
+
+@dataclass(frozen=True)
+class Host:
+    """A stdio host under the host checks: its label (the run's subject), command line with a {server} word,
+    and what it gets of the probe's environment beyond a host's defaults (--env, --inherit-env)."""
+
+    label: str
+    command: str
+    env: ChildEnv = field(default_factory=ChildEnv)

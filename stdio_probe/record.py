@@ -26,6 +26,10 @@ SCHEMA_VERSION history:
      (legacy or 2026-07-28, found by server/discover or forced by --protocol); arms carry protocol and
      opening {method, answer, version}.
      server.env {names, inherit} (--env, --inherit-env; never the values; optional, added within 8).
+  9  host checks (--host): runs whose case is H1-H10 carry host {label, command, era, env} in place of sdk or
+     server (exactly one of the three); arms: bug, control (run once per host and shared by its checks),
+     H4's wrapper; arm facts scenario, host (its exit facts), host_stdout, host_exited_by_itself,
+     events (the scenario server's timeline), survivors, stuck (decided_by proof or window).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from pathlib import Path
 from stdio_probe import __version__, env_args, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 SCHEMA_PATH = package_file("results.schema.json")
 
 
@@ -79,13 +83,18 @@ def results(meta: dict, runs: list[dict]) -> dict:
 
 
 def subject(run: dict) -> str:
-    """What a run was made against, the key of every grouping: the SDK's spec, or the server's label."""
-    return run["server"]["label"] if "server" in run else run["sdk"]["spec"]
+    """What a run was made against, the key of every grouping: the SDK's spec, or the server's or host's label."""
+    for holder in ("server", "host"):
+        if holder in run:
+            return run[holder]["label"]
+    return run["sdk"]["spec"]
 
 
 def subject_title(run: dict) -> str:
     """The subject as a reader wants it named: with the mcp version an SDK spec resolved to."""
     name = subject(run)
+    if run.get("host", {}).get("era"):
+        return f"{name} ({run['host']['era']} era)"
     version = run.get("sdk", {}).get("version")
     return f"{name} (mcp {version})" if version and version != name else name
 
@@ -105,7 +114,7 @@ def read(path: Path) -> dict:
         raise ResultsError(f"{path}: not a results file of schema_version 1 to {SCHEMA_VERSION}")
     runs = document.get("runs")
     if not isinstance(runs, list) or not all(_keyed(run) for run in runs):
-        raise ResultsError(f"{path}: runs must each have a case, a verdict, and an sdk spec or a server label")
+        raise ResultsError(f"{path}: runs must each have a case, a verdict, and an sdk spec or a server or host label")
     return document
 
 
@@ -125,7 +134,7 @@ def _keyed(run: object) -> bool:
         return False
     if not isinstance(run["case"], str) or not isinstance(run["verdict"], str):
         return False
-    holder, key = ("server", "label") if "server" in run else ("sdk", "spec")
+    holder, key = next(((h, "label") for h in ("server", "host") if h in run), ("sdk", "spec"))
     return isinstance(run.get(holder), dict) and isinstance(run[holder].get(key), str)
 
 

@@ -109,7 +109,7 @@ def _lines(runs: list[dict]) -> Table:
     table.add_column("case", no_wrap=True, min_width=4)
     table.add_column("verdict", no_wrap=True, min_width=max(map(len, STYLES)))
     table.add_column("decisive evidence", no_wrap=True, overflow="ellipsis")
-    contract = not all("server" in run for run in runs)  # server checks have no host-contract arm
+    contract = any("sdk" in run for run in runs)  # server and host checks have no host-contract arm
     if contract:
         table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
     for run in runs:
@@ -144,7 +144,7 @@ def _cell(run: dict | None) -> Text:
 
 def _full(runs: list[dict]) -> Table:
     table = Table(title="stdio lifecycle probe", show_lines=True)
-    contract = not all("server" in run for run in runs)  # server checks have no host-contract arm
+    contract = any("sdk" in run for run in runs)  # server and host checks have no host-contract arm
     columns = ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)")
     for column in columns if contract else columns[:-1]:
         table.add_column(column, overflow="fold")

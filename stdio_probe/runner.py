@@ -11,8 +11,9 @@ from dataclasses import replace
 from stdio_probe import eras, spawn
 from stdio_probe.cases import ARMS, CASES, arms_of
 from stdio_probe.checks import CHECKS, session
-from stdio_probe.decide import NO_CONTRACT, decide, decide_check, mitigation
-from stdio_probe.model import Options, Sdk, Server
+from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation
+from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.model import Host, Options, Sdk, Server
 
 FAST_PARALLEL_ARMS = 12
 POLL = 0.1  # seconds between the main thread's looks at the arms (a signal waits no longer)
@@ -121,24 +122,13 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
         found = list(pool.map(lambda server: _era(server, options, on_arm), servers))
     servers = [replace(server, protocol=era["protocol"]) for server, era in zip(servers, found, strict=True)]
 
-    def one(i: int, check_id: str, arm: str) -> dict:
+    def arm_of(i: int, check_id: str, arm: str) -> tuple:
         server, check = servers[i], CHECKS[check_id]
-        on_arm(server.label, check_id, arm, "running", "")
-        started = time.time()
-        try:
-            if server.protocol is None:
-                record = {"not_applicable": found[i]["evidence"]}
-            else:
-                record = check.run_arm(arm, server, options)
-        except Exception as exc:
-            record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
-        record["started_at"] = started
-        record["duration_s"] = round(time.time() - started, 3)
-        note = record.get("not_applicable") or record.get("error") or check.assess(record).note
-        on_arm(server.label, check_id, arm, "done", note)
-        return record
+        if server.protocol is None:
+            return server.label, check, arm, lambda: {"not_applicable": found[i]["evidence"]}
+        return server.label, check, arm, lambda: check.run_arm(arm, server, options)
 
-    records = run_jobs(one, jobs, FAST_PARALLEL_ARMS if options.method == "fast" else 1)
+    records = _run_subject_arms(jobs, arm_of, options, on_arm)
     runs = []
     for i, server in enumerate(servers):
         era = _with_version(found[i], [record for job, record in records.items() if job[0] == i])
@@ -177,3 +167,61 @@ def _with_version(era: dict, arms: list[dict]) -> dict:
         return era
     answered = (arm.get("opening", {}).get("version") for arm in arms)
     return {**era, "version": next((version for version in answered if version), None)}
+
+
+SHARED_CONTROL = "control"  # the host checks' control arm: run once per host, shared by every check
+
+
+def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
+    """Run the host checks' arms (concurrently in the fast method), the control once per host, and decide each
+    check per host by the bug/control rule."""
+    first = HOST_CHECKS[check_ids[0]]
+    jobs = [(i, check_ids[0], SHARED_CONTROL) for i in range(len(hosts))]
+    jobs += [
+        (i, check_id, arm)
+        for check_id in check_ids
+        for arm in HOST_CHECKS[check_id].ARMS
+        if arm != SHARED_CONTROL
+        for i in range(len(hosts))
+    ]
+    def arm_of(i: int, check_id: str, arm: str) -> tuple:
+        check = HOST_CHECKS[check_id]
+        return hosts[i].label, check, arm, lambda: check.run_arm(arm, hosts[i], options)
+
+    records = _run_subject_arms(jobs, arm_of, options, on_arm)
+    runs = []
+    for i, host in enumerate(hosts):
+        control = records[(i, first.ID, SHARED_CONTROL)]
+        era = next((e["era"] for e in control.get("events", ()) if e.get("era")), None)
+        described = {"label": host.label, "command": host.command, "era": era, "env": host.env.described()}
+        for check_id in check_ids:
+            check = HOST_CHECKS[check_id]
+            arms = {arm: control if arm == SHARED_CONTROL else records[(i, check_id, arm)] for arm in check.ARMS}
+            verdict = decide(check, arms)
+            runs.append({"case": check_id, "host": described, **verdict, "mitigation": NO_HOST_ARM, "arms": arms})
+    return runs
+
+
+def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmListener) -> dict[tuple, dict]:
+    """Each job's arm against a server or host (arm_of(*job) -> label, check, arm, run() -> its record),
+    concurrently in the fast method; a failure of the probe itself becomes the arm's error."""
+
+    def one(*job) -> dict:
+        label, check, arm, run = arm_of(*job)
+        on_arm(label, check.ID, arm, "running", "")
+        started = time.time()
+        try:
+            record = run()
+        except Exception as exc:
+            record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+        record["started_at"] = started
+        record["duration_s"] = round(time.time() - started, 3)
+        try:
+            note = record.get("not_applicable") or record.get("error") or check.assess(record).note
+        except Exception as exc:  # a record the check cannot read: that arm's error, not a lost run
+            record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
+            record["traceback"] = traceback.format_exc(limit=5)
+        on_arm(label, check.ID, arm, "done", note)
+        return record
+
+    return run_jobs(one, jobs, FAST_PARALLEL_ARMS if options.method == "fast" else 1)

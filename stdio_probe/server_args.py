@@ -19,7 +19,7 @@ import shlex
 import shutil
 
 from stdio_probe.eras import ERAS
-from stdio_probe.model import ChildEnv, Server
+from stdio_probe.model import ChildEnv, Host, Server
 
 
 class ServerArgsError(Exception):
@@ -27,17 +27,20 @@ class ServerArgsError(Exception):
 
 
 class _ServerAction(argparse.Action):
-    """--server appends a server; --large-call and --name set a field of the last one."""
+    """--server and --host append a subject; --large-call and --name set a field of the last one."""
 
     def __call__(self, parser, namespace, value, option_string=None) -> None:
         given = getattr(namespace, self.dest)
-        if self.const == "command":
-            setattr(namespace, self.dest, [*given, {"command": value}])
+        if self.const in ("command", "host"):
+            setattr(namespace, self.dest, [*given, {"command": value, "kind": self.const}])
             return
         if not given:
-            parser.error(f"{option_string} applies to the --server before it, and none was given")
+            parser.error(f"{option_string} applies to the --server or --host before it, and none was given")
+        option = "--server" if given[-1]["kind"] == "command" else "--host"
+        if self.const in ("large_call", "protocol") and option == "--host":
+            parser.error(f"{option_string} applies to a --server, not a --host")
         if self.const in given[-1]:
-            parser.error(f"{option_string} given twice for --server {given[-1]['command']!r}")
+            parser.error(f"{option_string} given twice for {option} {given[-1]['command']!r}")
         given[-1][self.const] = value
 
 
@@ -56,6 +59,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a server command line (split as a shell would, run by no shell); repeatable",
     )
     group.add_argument(
+        "--host",
+        metavar="'COMMAND {server}'",
+        const="host",
+        **common,
+        help="host checks (H1-H10): a host command line whose {server} word the probe's scenario server "
+        "replaces; repeatable",
+    )
+    group.add_argument(
         "--large-call",
         metavar="'TOOL {JSON}'",
         const="large_call",
@@ -67,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LABEL",
         const="label",
         **common,
-        help="the server's label in the report and --expect (default: its program's name)",
+        help="the server's or host's label in the report and --expect (default: its program's name)",
     )
     group.add_argument(
         "--protocol",
@@ -83,6 +94,8 @@ def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
     ServerArgsError on anything that cannot run."""
     found, labels = [], set()
     for entry in given:
+        if entry["kind"] != "command":
+            continue
         command = entry["command"]
         try:
             argv = shlex.split(command)
@@ -119,3 +132,31 @@ def large_call(text: str) -> tuple[str, dict]:
     if not isinstance(parsed, dict):
         raise ServerArgsError(f"--large-call {text!r}: arguments must be a JSON object")
     return tool, parsed
+
+
+def hosts(given: list[dict], env: ChildEnv | None = None) -> list[Host]:
+    """The Hosts the arguments describe, labels made unique, each given env (env_args); ServerArgsError on a
+    command that cannot run or has no {server} word."""
+    found, labels = [], set()
+    for entry in given:
+        if entry["kind"] != "host":
+            continue
+        command = entry["command"]
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ServerArgsError(f"--host {command!r}: {exc}") from None
+        if not argv:
+            raise ServerArgsError("--host: empty command")
+        if not any("{server}" in word for word in argv):
+            raise ServerArgsError(f"--host {command!r}: no {{server}} word (where the probe's server goes)")
+        if shutil.which(argv[0]) is None:
+            raise ServerArgsError(f"--host {command!r}: {argv[0]} not found (not on PATH, or not executable)")
+        label = entry.get("label") or os.path.basename(argv[0])
+        if label in labels:
+            if "label" in entry:
+                raise ServerArgsError(f"--name {label!r} names two hosts")
+            label = next(f"{label} #{n}" for n in range(2, len(given) + 2) if f"{label} #{n}" not in labels)
+        labels.add(label)
+        found.append(Host(label, command, env or ChildEnv()))
+    return found

@@ -9,6 +9,7 @@ from pathlib import Path
 from stdio_probe import __version__
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
+from stdio_probe.hosts import HOST_CHECKS
 
 PROG = "probe-stdio-lifecycle"
 DISTRIBUTION = "stdio-probe"
@@ -16,6 +17,7 @@ DISTRIBUTION = "stdio-probe"
 USAGE = """\
 probe-stdio-lifecycle [options]
        probe-stdio-lifecycle --server CMD [--large-call CALL] [--name LABEL]...
+       probe-stdio-lifecycle --host 'CMD {server}' [--name LABEL]...
        probe-stdio-lifecycle --compare OLD NEW [--markdown]
        probe-stdio-lifecycle --merge OUT IN... [--expect FILE] [--junit PATH]
        probe-stdio-lifecycle --list | --list-matrix [--only IDS] [--sdk SPECS]
@@ -49,7 +51,9 @@ examples:
   git bisect run probe-stdio-lifecycle --only L3 --sdk . --bisect
   probe-stdio-lifecycle --server "mcp-server-git --repository ." \\
       --large-call 'git_log {"repo_path": ".", "max_count": 1500}'
-                                             checks S1-S6 on any stdio server"""
+                                             checks S1-S6 on any stdio server
+  probe-stdio-lifecycle --host "node client.js {server}" --name my-host
+                                             checks H1-H10 on any stdio host"""
 
 EXIT_CODES = """\
 exit codes:
@@ -68,7 +72,11 @@ exit codes:
 def epilog() -> str:
     cases = "\n".join(f"  {case_id:<4} {case.TITLE}" for case_id, case in CASES.items())
     checks = "\n".join(f"  {check_id:<4} {check.TITLE}" for check_id, check in CHECKS.items())
-    return f"cases:\n{cases}\n\nserver checks (--server):\n{checks}\n\n{EXAMPLES}\n\n{EXIT_CODES}"
+    hosts = "\n".join(f"  {check_id:<4} {check.TITLE}" for check_id, check in HOST_CHECKS.items())
+    return (
+        f"cases:\n{cases}\n\nserver checks (--server):\n{checks}\n\nhost checks (--host):\n{hosts}\n\n"
+        f"{EXAMPLES}\n\n{EXIT_CODES}"
+    )
 
 
 def version() -> str:

@@ -17,6 +17,7 @@ import pytest
 from stdio_probe import cli, sample
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
+from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.model import BRIEF_CHARS
 from stdio_probe.record import SCHEMA_PATH
 
@@ -75,10 +76,10 @@ def test_only_runs_just_those_cases(tmp_path):
     assert [run["case"] for run in json.loads(out.read_text())["runs"]] == ["L2", "L4"]
 
 
-def test_list_names_every_case_and_server_check():
+def test_list_names_every_case_server_check_and_host_check():
     done = probe("--list")
     assert done.returncode == 0
-    assert [line.split()[0] for line in done.stdout.splitlines()] == [*CASES, *CHECKS]
+    assert [line.split()[0] for line in done.stdout.splitlines()] == [*CASES, *CHECKS, *HOST_CHECKS]
 
 
 @pytest.mark.parametrize(

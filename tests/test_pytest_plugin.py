@@ -80,3 +80,22 @@ def test_a_run_that_left_a_process_alive_fails():
 def test_undecided_is_its_own_exception_not_an_assertion():
     with pytest.raises(ProbeUndecided, match="S1 on x: no expectation, got inconclusive"):
         _stored(0, "inconclusive").assert_ok()
+
+
+HOST = [sys.executable, str(Path(__file__).resolve().parent / "hosts" / "fixture_host.py")]
+
+
+def _host(*flags: str) -> str:
+    return shlex.join([*HOST, *flags, "--"]) + " {server}"
+
+
+def test_a_well_behaved_host_passes_the_host_checks(pytester):
+    result = _run(pytester, f"stdio_probe.host({_host()!r}, only='H1,H5', window=3).assert_ok()")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_host_defect_fails_the_test_with_its_summary_line(pytester):
+    result = _run(pytester, f"stdio_probe.host({_host('--hang-on-dead-server')!r}, only='H1,H5', window=3).assert_ok()")
+    result.assert_outcomes(failed=1)
+    result.stdout.re_match_lines([r".*H5 reproduced: "])
+    assert "H1 " not in result.stdout.str()

@@ -154,7 +154,7 @@ def test_large_call_that_is_not_a_tool_and_a_json_object_is_refused(text):
     [
         (["--server", "no-such-server-xyz"], "no-such-server-xyz not found"),
         (["--server", "python3 'unclosed"], "No closing quotation"),
-        (["--large-call", "large", "--server", "python3"], "applies to the --server before it"),
+        (["--large-call", "large", "--server", "python3"], "applies to the --server or --host before it"),
         (["--server", "python3", "--large-call", "large {bad json"], "arguments are not JSON"),
         (["--server", "python3", "--large-call", "a", "--large-call", "b"], "given twice"),
         (["--server", "python3", "--only", "L1"], "unknown check (with --server) L1"),

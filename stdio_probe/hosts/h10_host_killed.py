@@ -1,0 +1,47 @@
+"""H10: host killed: SIGKILL to the host mid-session; is a server that ignores stdin EOF left alive?
+
+Trigger: the host is SIGKILLed while its tools/call is pending (the server holds the answer), the
+server ignoring stdin EOF (SIGTERM ends it). Shown when the server is alive SURVIVOR_GRACE (1 s) later,
+with its parent recorded (1, or a subreaper). The host's remedy on Linux: PR_SET_PDEATHSIG in the child
+before exec, or a supervisor that kills the server's process group.
+"""
+
+from __future__ import annotations
+
+import time
+
+from stdio_probe.hosts import session
+from stdio_probe.model import Finding, Host, Options
+
+ID = "H10"
+TITLE = "host killed: no server left alive with parent 1"
+ARMS = ("bug", "control")
+SCENARIO = "ignore_eof,hold_call"
+
+
+def run_arm(arm: str, host: Host, options: Options) -> dict:
+    def body(r: session.HostRun) -> dict:
+        called = r.wait_for_trigger(lambda events: session.first(events, "message", method="tools/call"))
+        if not called:
+            return {"killed_t": None, "survivors": []}
+        killed = r.kill_host()
+        time.sleep(session.SURVIVOR_GRACE)
+        return {"killed_t": killed, "survivors": r.survivors()}
+
+    return session.arm(host, options, arm, SCENARIO, body)
+
+
+def assess(record: dict) -> Finding:
+    if record.get("arm") == "control":
+        return session.assess_control(record)
+    if record["killed_t"] is None:
+        return Finding(None, session.contract_reached(record["events"]) or "no tools/call", "never called")
+    sigs = ", ".join(sorted({s["name"] for s in session.signals(record["events"])})) or "no signal"
+    if survivors := record["survivors"]:
+        parents = ", ".join(f"{s['pid']} parent {s['ppid']}" for s in survivors)
+        return Finding(
+            True,
+            f"server alive {session.SURVIVOR_GRACE:g} s after the host was killed: {parents} ({sigs})",
+            f"server left alive, parent {survivors[0]['ppid']}",
+        )
+    return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")

@@ -1,0 +1,54 @@
+"""H2: EOF ignored: the host escalates to a signal within the bound (the window, 10 s) and then exits.
+
+Trigger: a server that ignores stdin EOF (SIGTERM still ends it). Shown when no signal reached it within
+the bound after its stdin EOF (or after the answer, when stdin was never closed), when the host hung
+(proof or window), or when the host exited leaving it alive unsignalled. Host rule:
+host_contract.shutdown_child (bounded wait, then SIGTERM, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+from stdio_probe.hosts import session
+from stdio_probe.model import Finding, Host, Options
+
+ID = "H2"
+TITLE = "EOF ignored: the host escalates to a signal within the bound, then exits"
+ARMS = ("bug", "control")
+SCENARIO = "ignore_eof"
+
+
+def run_arm(arm: str, host: Host, options: Options) -> dict:
+    return session.arm(host, options, arm, SCENARIO, session.shutdown(options))
+
+
+def escalation(record: dict, bound: float) -> Finding:
+    """H2 and H3: after the answer, did a signal reach the server in time, did the host exit, what was left."""
+    events = record["events"]
+    if (undecided := session.precondition(record)) is not None:
+        return undecided
+    eof, sigs = session.first(events, "stdin_eof"), session.signals(events)
+    since = eof or session.first(events, "answered")
+    if since is None:
+        return Finding(None, "the server never answered the call (the host left first)", "no answer")
+    first_sig = (
+        f"{sigs[0]['name']} {sigs[0]['t'] - since['t']:.2f} s after {'EOF' if eof else 'the answer'}"
+        if sigs
+        else "no signal"
+    )
+    if "stuck" in record:
+        note = session.stuck_note(record["stuck"], "the answer")
+        return Finding(True, f"{note}; the server got {first_sig}", f"host hangs, {first_sig}")
+    if sigs and sigs[0]["t"] - since["t"] > bound:
+        return Finding(True, f"{first_sig}, beyond the {bound:g} s bound", first_sig)
+    if survivors := record["survivors"]:
+        listed = ", ".join(f"{s['pid']} (parent {s['ppid']})" for s in survivors)
+        return Finding(
+            True, f"host exited leaving the server alive: {listed}; it got {first_sig}", f"left alive, {first_sig}"
+        )
+    return Finding(False, f"{first_sig}, host exit {record['host']['exit_code']}, nothing left", first_sig)
+
+
+def assess(record: dict) -> Finding:
+    if record.get("arm") == "control":
+        return session.assess_control(record)
+    return escalation(record, record["bound_s"])

@@ -1,0 +1,42 @@
+"""H5: dead server, stdout held: the host's call fails within the bound of the server's exit.
+
+Trigger (L8's shape): at tools/call the server starts a child that holds its stdout's write end, then
+exits 3 unanswered; the host's reader never sees EOF. Shown when the host is still waiting the window
+(10 s) after the server's exit, or is proven waiting forever before that (fast method). Not shown when
+the host exits (its call failed, and it closed). Host rule: host_contract.fail_when_exits (watch the
+server's exit, not only its stdout).
+"""
+
+from __future__ import annotations
+
+from stdio_probe.hosts import session
+from stdio_probe.model import Finding, Host, Options
+
+ID = "H5"
+TITLE = "dead server, stdout held: the host's call fails instead of hanging"
+ARMS = ("bug", "control")
+SCENARIO = "die_mid_call"
+
+
+def run_arm(arm: str, host: Host, options: Options) -> dict:
+    return session.arm(host, options, arm, SCENARIO, session.shutdown(options, session.at("exit", launch=1)))
+
+
+def assess(record: dict) -> Finding:
+    if record.get("arm") == "control":
+        return session.assess_control(record)
+    events = record["events"]
+    if (undecided := session.precondition(record)) is not None:
+        return undecided
+    died = session.first(events, "exit", launch=1)
+    if died is None:
+        return Finding(None, "the server never reached its exit mid-call", "server never died")
+    if "stuck" in record:
+        note = session.stuck_note(record["stuck"], "the server's exit")
+        return Finding(True, f"call pending: {note} (a child holds its stdout)", note)
+    took = record["host_exit_t"] - died["t"]
+    return Finding(
+        False,
+        f"host exited {took:.2f} s after the server died (exit {record['host']['exit_code']})",
+        f"host exited {took:.2f} s after the server died",
+    )

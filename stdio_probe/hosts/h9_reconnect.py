@@ -1,0 +1,72 @@
+"""H9: crash and reconnect (the second seed): a host that relaunches a crashed server re-lists, and backs off.
+
+Trigger: the server exits after its first tools/list; relaunches 2 to CRASH_LOOP+1 (3) die at start (a
+crash loop), later ones behave. A host that never relaunches is not_applicable ("does not reconnect").
+Shown when the crash loop's relaunches show no back-off (their gaps do not grow by GROWTH and one is
+shorter than MIN_GAP: a gap's start-up time is the same for each under any load), or a relaunch
+that stayed up got no tools/list within the window (the tool table was not re-fetched), or, where the
+first launch got subscriptions/listen, the relaunch did not get it again. The era the host chose
+decides what re-listening means (2026-07-28: subscriptions/listen with its acknowledgement).
+"""
+
+from __future__ import annotations
+
+from stdio_probe.hosts import session
+from stdio_probe.model import Finding, Host, Options
+
+ID = "H9"
+TITLE = "crash and reconnect: relaunch re-lists and backs off"
+ARMS = ("bug", "control")
+SCENARIO = "crash_after_list"
+CRASH_LOOP = 3  # the scenario server's: relaunches that die at start
+GROWTH = 1.5  # a host backs off when the crash loop's last gap is this many times its first ...
+MIN_GAP = 1.0  # ... or when no gap is shorter than this (seconds); load adds to every gap alike
+
+
+def run_arm(arm: str, host: Host, options: Options) -> dict:
+    def body(r: session.HostRun) -> dict:
+        def good_relaunch_listed(events: list[dict]) -> bool:
+            return "tools/list" in session.methods(events, launch=CRASH_LOOP + 2) or r.host_exited()
+
+        trigger = session.at("exit", launch=1)
+        r.wait_for_trigger(lambda events: trigger(events) is not None)
+        r.wait_for_trigger(good_relaunch_listed)
+        return {"bound_s": options.window}
+
+    record = session.arm(host, options, arm, SCENARIO, body)
+    if arm == "bug" and "events" in record:
+        starts = [e for e in record["events"] if e["event"] == "start"]
+        if len(starts) == 1 and "tools/list" in session.methods(record["events"]):
+            record["not_applicable"] = "does not reconnect: no relaunch after the server exited"
+    return record
+
+
+def assess(record: dict) -> Finding:
+    if record.get("arm") == "control":
+        return session.assess_control(record)
+    if record.get("not_applicable"):
+        return Finding(None, record["not_applicable"])
+    events = record["events"]
+    if (undecided := session.precondition(record, "tools/list")) is not None:
+        return undecided
+    starts = [e["t"] for e in events if e["event"] == "start"]
+    gaps = [later - earlier for earlier, later in zip(starts[1:], starts[2 : CRASH_LOOP + 2], strict=False)]
+    seen = f"{len(starts)} launches"
+    if len(gaps) >= 2:
+        seen += f", crash loop {' '.join(f'{gap:.2f}' for gap in gaps)} s apart"
+        if gaps[-1] < GROWTH * gaps[0] and min(gaps) < MIN_GAP:
+            return Finding(
+                True,
+                f"{seen}: no back-off (the gaps do not grow, one is under {MIN_GAP:g} s)",
+                f"no back-off: relaunched {min(gaps):.2f} s apart",
+            )
+    good = CRASH_LOOP + 2
+    if len(starts) >= good:
+        if "tools/list" not in session.methods(events, launch=good):
+            return Finding(True, f"{seen}: the relaunch that stayed up got no tools/list", "no re-list after relaunch")
+        if "subscriptions/listen" in session.methods(events, 1) and "subscriptions/listen" not in session.methods(
+            events, good
+        ):
+            return Finding(True, f"{seen}: subscriptions/listen not re-sent after relaunch", "no re-listen")
+        return Finding(False, f"{seen}: re-listed after relaunch", f"relaunched, re-listed ({seen})")
+    return Finding(False, f"{seen}: gave up after the crash loop", f"gave up after {len(starts)} launches")

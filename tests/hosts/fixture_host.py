@@ -1,0 +1,167 @@
+"""A stdlib host with the defect shapes of the host checks, chosen by flags; without flags, a well-behaved one.
+
+    python fixture_host.py [FLAGS] -- SERVER_ARGV...
+
+Well behaved: the server in a process group of its own with PR_SET_PDEATHSIG (SIGTERM), stderr
+inherited; initialize, tools/list, tools/call probe, reading stdout in poll(2) (lines that are not
+JSON-RPC, or answer no request of ours, are skipped) while watching the server's exit; then close
+stdin, drain and wait GRACE s, SIGTERM to its group, GRACE s, SIGKILL to its group, and the group
+killed once more after the server's exit (what it left behind). Flags:
+
+  --never-close-stdin   end the server by SIGTERM, stdin left open (H1)
+  --never-signal        after closing stdin, wait for the server's exit with no bound (H2, H3)
+  --direct-child-only   signal only the server's pid, never its group, no PDEATHSIG (H4, H10)
+  --hang-on-dead-server wait for the answer on stdout alone, not on the server's exit (H5)
+  --pipe-stderr         a stderr pipe the host never reads (H7)
+  --modern              speak 2026-07-28: server/discover, then _meta on every request
+  --reconnect           relaunch a server that died (up to RELAUNCHES times) at once, re-list and call (H9)
+  --backoff             with --reconnect: wait BACKOFF s before the first relaunch, doubling each time
+"""
+
+import contextlib
+import ctypes
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+GRACE = 1.0
+RELAUNCHES = 6
+BACKOFF = 0.3
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+PR_SET_PDEATHSIG = 1
+
+
+def pdeathsig() -> None:
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Host:
+    def __init__(self, flags: set[str], argv: list[str]) -> None:
+        self.flags = flags
+        good = "--direct-child-only" not in flags
+        self.server = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE if "--pipe-stderr" in flags else None,
+            start_new_session=good,
+            preexec_fn=pdeathsig if good else None,
+        )
+        self.pending = b""
+        self.next_id = 0
+
+    def send(self, method: str, params: dict | None = None, notify: bool = False) -> int:
+        params = dict(params or {})
+        if "--modern" in self.flags and not notify:
+            params["_meta"] = META
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        try:
+            self.server.stdin.write(json.dumps(message).encode() + b"\n")
+            self.server.stdin.flush()
+        except BrokenPipeError:
+            pass
+        return self.next_id
+
+    def answer(self, rid: int) -> dict | None:
+        """The response to rid; None when stdout ended or (unless --hang-on-dead-server) the server exited."""
+        poller = select.poll()
+        poller.register(self.server.stdout.fileno(), select.POLLIN)
+        watch_exit = "--hang-on-dead-server" not in self.flags
+        while True:
+            *lines, self.pending = self.pending.split(b"\n")
+            for line in lines:
+                try:
+                    message = json.loads(line.decode("utf-8"))
+                except ValueError:
+                    continue
+                if isinstance(message, dict) and message.get("id") == rid:
+                    return message
+            if not poller.poll(100 if watch_exit else -1):
+                if self.server.poll() is not None:
+                    return None
+                continue
+            chunks = [self.pending]
+            while chunk := os.read(self.server.stdout.fileno(), 1 << 20):
+                chunks.append(chunk)
+                if b"\n" in chunk or not poller.poll(0):
+                    break
+            if not chunk:
+                return None
+            self.pending = b"".join(chunks)
+
+    def signal(self, sig: int) -> None:
+        try:
+            if "--direct-child-only" in self.flags:
+                os.kill(self.server.pid, sig)
+            else:
+                os.killpg(self.server.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> None:
+        if "--never-close-stdin" in self.flags:
+            self.signal(signal.SIGTERM)
+            self.server.wait()
+            return
+        with contextlib.suppress(BrokenPipeError):
+            self.server.stdin.close()
+        if "--never-signal" in self.flags:
+            self.server.wait()
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            deadline = time.monotonic() + GRACE
+            while self.server.poll() is None and time.monotonic() < deadline:
+                if select.select([self.server.stdout], [], [], 0.05)[0]:
+                    os.read(self.server.stdout.fileno(), 65536)
+            if self.server.poll() is not None:
+                break
+            self.signal(sig)
+        self.server.wait()
+        if "--direct-child-only" not in self.flags:
+            self.signal(signal.SIGKILL)  # what the server left in its group
+
+
+CLIENT = {"name": "fixture-host", "version": "1"}
+INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT}
+
+
+def session(host: Host) -> str | None:
+    """Connect, list, call; the step that failed (the server gone), or None."""
+    connect = ("server/discover", {}) if "--modern" in host.flags else ("initialize", INITIALIZE)
+    for method, params in (connect, ("tools/list", {}), ("tools/call", {"name": "probe"})):
+        if host.answer(host.send(method, params)) is None:
+            return method
+        if method == "initialize":
+            host.send("notifications/initialized", notify=True)
+    return None
+
+
+def main() -> int:
+    split = sys.argv.index("--")
+    flags, argv = set(sys.argv[1:split]), sys.argv[split + 1 :]
+    host = Host(flags, argv)
+    failed = session(host)
+    delay = BACKOFF
+    for _ in range(RELAUNCHES if "--reconnect" in flags and failed else 0):
+        host.close()
+        if "--backoff" in flags:
+            time.sleep(delay)
+            delay *= 2
+        host = Host(flags, argv)
+        if (failed := session(host)) is None:
+            break
+    if failed:
+        print(f"{failed} failed: the server is gone", flush=True)
+    host.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Host checks H1-H10 (--host) against real processes: stdlib fixture hosts with one defect shape each
+(tests/hosts/fixture_host.py), and the Python SDK client recipe (examples/hosts/python_sdk_client.py), pinned
+and with the patched copies of tests/sdk_fixes.py, where H4, H5 and H6 must agree with L9, L8 and L5."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from stdio_probe import cli, record
+from stdio_probe.model import Sdk
+
+HOSTS = Path(__file__).resolve().parent / "hosts"
+RECIPES = Path(__file__).resolve().parent.parent / "examples" / "hosts"
+
+
+def fixture_host(*flags: str) -> str:
+    return shlex.join([sys.executable, str(HOSTS / "fixture_host.py"), *flags, "--"]) + " {server}"
+
+
+def sdk_host(sdk: Sdk) -> str:
+    env = [f"{name}={value}" for name, value in sdk.env.items()]
+    return (
+        shlex.join([*(["env", *env] if env else []), sdk.python, str(RECIPES / "python_sdk_client.py")]) + " {server}"
+    )
+
+
+def probe(tmp_path: Path, host: str, *args: str, name: str = "host") -> tuple[int, dict]:
+    out = tmp_path / f"{name}-{len(list(tmp_path.iterdir()))}.json"
+    code = cli.main(["--host", host, "--name", name, "--out", str(out), *args])
+    return code, json.loads(out.read_text()) if out.exists() else {}
+
+
+def verdicts(document: dict) -> dict[str, str]:
+    return {run["case"]: run["verdict"] for run in document["runs"]}
+
+
+def test_a_well_behaved_host_passes_every_check_and_the_file_is_valid(tmp_path):
+    code, document = probe(tmp_path, fixture_host(), name="good")
+    assert code == 0
+    record.validate(document, "results")
+    found = verdicts(document)
+    assert found.pop("H9") == "not_applicable"  # it does not reconnect
+    assert set(found.values()) == {"not_reproduced"}, found
+    assert all(run["host"]["era"] == "legacy" for run in document["runs"])
+    assert document["metadata"]["leftover_processes"] == 0
+    controls = {json.dumps(run["arms"]["control"], sort_keys=True) for run in document["runs"]}
+    assert len(controls) == 1  # one control arm per host, shared by its checks
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (("--never-close-stdin",), {"H1": "reproduced", "H2": "not_reproduced"}),
+        (("--never-signal",), {"H2": "reproduced", "H3": "reproduced", "H4": "reproduced", "H1": "not_reproduced"}),
+        (("--direct-child-only",), {"H4": "reproduced", "H10": "reproduced", "H3": "not_reproduced"}),
+        (("--hang-on-dead-server",), {"H5": "reproduced", "H6": "not_reproduced"}),
+        (("--pipe-stderr",), {"H7": "reproduced", "H8": "not_reproduced"}),
+        (("--reconnect",), {"H9": "reproduced"}),
+        (("--reconnect", "--backoff"), {"H9": "not_reproduced"}),
+    ],
+)
+def test_each_defect_shape_is_reproduced_by_its_check_alone(tmp_path, flags, expected):
+    code, document = probe(tmp_path, fixture_host(*flags), "--only", ",".join(expected), "--window", "3")
+    assert code == 0
+    assert verdicts(document) == expected, [run["reason"] for run in document["runs"]]
+    assert document["metadata"]["leftover_processes"] == 0
+
+
+def test_hangs_are_decided_by_proof_in_the_fast_method(tmp_path):
+    _, document = probe(tmp_path, fixture_host("--never-signal"), "--only", "H2", "--window", "30")
+    stuck = document["runs"][0]["arms"]["bug"]["stuck"]
+    assert stuck["decided_by"] == "proof" and stuck["after_s"] < 5, stuck
+
+
+def test_the_wrapper_shape_has_its_own_pair_in_h4(tmp_path):
+    _, document = probe(tmp_path, fixture_host("--direct-child-only"), "--only", "H4")
+    run = document["runs"][0]
+    assert run["pairs"]["wrapper"]["verdict"] == "reproduced"  # only the wrapper got the signal
+    assert "wrapper: reproduced" in run["reason"]
+
+
+def test_the_era_the_host_spoke_is_recorded(tmp_path):
+    _, document = probe(tmp_path, fixture_host("--modern"), "--only", "H1")
+    run = document["runs"][0]
+    assert run["verdict"] == "not_reproduced" and run["host"]["era"] == "2026-07-28"
+    messages = [e for e in run["arms"]["bug"]["events"] if e["event"] == "message"]
+    assert messages[0]["method"] == "server/discover"
+    assert "io.modelcontextprotocol/protocolVersion" in messages[1]["meta_keys"]
+
+
+def test_a_host_that_never_connects_is_inconclusive_not_reproduced(tmp_path):
+    code, document = probe(tmp_path, "sh -c 'exit 3' {server}", "--only", "H1,H5")
+    assert code == 0
+    assert set(verdicts(document).values()) == {"inconclusive"}
+    assert "never started the server" in document["runs"][0]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["--host", "sh -c true"], "error: --host 'sh -c true': no {server} word"),
+        (["--host", "no-such-host-program {server}"], "no-such-host-program not found"),
+        (["--host", "sh {server}", "--large-call", "x {}"], "--large-call applies to a --server"),
+        (["--host", "sh {server}", "--only", "S1"], "unknown check (with --host) S1"),
+        (["--host", "sh {server}", "--server", "sh"], "--server and --host are separate runs"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, line):
+    out = tmp_path / "r.json"
+    assert cli.main([*argv, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and line in err, err
+    assert not out.exists()
+
+
+def test_expect_junit_compare_merge_matrix_and_the_github_summary_know_host_runs(tmp_path, capsys, monkeypatch):
+    host = fixture_host("--never-close-stdin")
+    expect = tmp_path / "expect.json"
+    expect.write_text(json.dumps({"H1": {"f": "reproduced"}, "H4": "not_reproduced"}))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    shard1, shard2, junit = tmp_path / "1.json", tmp_path / "2.json", tmp_path / "junit.xml"
+    argv = ["--host", host, "--name", "f", "--expect", str(expect)]
+    assert cli.main([*argv, "--only", "H1", "--out", str(shard1), "--junit", str(junit)]) == 0
+    assert cli.main(["--host", host, "--name", "f", "--only", "H4", "--out", str(shard2)]) == 0
+    assert 'name="H1' in junit.read_text() and "f (legacy era)" in junit.read_text()
+    assert "H1" in summary.read_text() and "f (legacy era)" in summary.read_text()
+    merged = tmp_path / "merged.json"
+    assert cli.main(["--merge", str(merged), str(shard1), str(shard2), "--expect", str(expect), "--only", "H1,H4"]) == 0
+    assert verdicts(json.loads(merged.read_text())) == {"H1": "reproduced", "H4": "not_reproduced"}
+    assert cli.main(["--compare", str(shard1), str(shard1)]) == 0
+    capsys.readouterr()
+    assert cli.main(["--host", host, "--name", "f", "--only", "H1,H4", "--list-matrix"]) == 0
+    matrix = json.loads(capsys.readouterr().out)
+    assert [entry["case"] for entry in matrix["include"]] == ["H1", "H4"]
+    assert shlex.split(matrix["include"][0]["args"])[:2] == ["--host", host]
+
+
+# ---- the Python SDK's client as the host: item 3 (agreement with the SDK cases) and 4 (both methods)
+
+AGREES = {"H4": "L9", "H5": "L8", "H6": "L5"}
+
+
+def test_the_sdk_host_shows_l9_l8_l5_as_h4_h5_h6(tmp_path, pinned):
+    _, document = probe(tmp_path, sdk_host(pinned), "--only", ",".join(AGREES), name="mcp")
+    assert verdicts(document) == dict.fromkeys(AGREES, "reproduced"), [r["reason"] for r in document["runs"]]
+    assert document["runs"][0]["host"]["era"] == "legacy"
+
+
+@pytest.mark.parametrize("check", list(AGREES))
+def test_a_fix_of_the_sdk_case_makes_its_host_check_not_reproduced(tmp_path, fixed, check):
+    _, document = probe(tmp_path, sdk_host(fixed(AGREES[check])), "--only", check, name=f"fix-{AGREES[check]}")
+    run = document["runs"][0]
+    assert run["verdict"] == "not_reproduced", run["reason"]
+
+
+def test_fast_and_window_methods_agree_on_the_sdk_host(tmp_path, pinned):
+    found = {}
+    for method in ("fast", "window"):
+        _, document = probe(tmp_path, sdk_host(pinned), "--method", method, "--window", "8", name="mcp")
+        found[method] = verdicts(document)
+    assert found["fast"] == found["window"]
+    assert found["fast"]["H5"] == "reproduced" and found["fast"]["H9"] == "not_applicable"
