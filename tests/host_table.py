@@ -1,0 +1,103 @@
+"""The README's table of real hosts: every host check on each, from one run, with versions and eras.
+
+    python -m tests.host_table [--window 10] [--out results/hosts.json] [--only LABEL,...]
+
+The hosts are the recipes under examples/hosts/, installed pinned and cached by
+tests/third_party_hosts.py (a venv per PyPI host, an npm prefix per npm host); a host that cannot
+be installed here (no node) is left out with a line on stderr. All hosts run in one probe run, as
+`--host` arguments would (the arms concurrently, the fast method). The era column is the protocol
+era each host chose with the scenario server (runs[].host.era). Writes a results file and prints
+the Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+from stdio_probe import record, runner, spawn
+from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.model import Host, Options
+from tests import third_party_hosts
+from tests.third_party import Unavailable
+
+HERE = Path(__file__).parent
+SHORT = {"reproduced": "R", "not_reproduced": "–", "not_applicable": "n/a", "inconclusive": "?", "error": "ERR"}
+LEGEND = "R reproduced · – not reproduced · n/a not applicable (H9: the host does not reconnect) · ? inconclusive"
+
+
+def installed(only: list[str] | None) -> list[third_party_hosts.Host]:
+    """The pinned hosts (those labelled in only, if given), installed; one that cannot be is named on stderr."""
+    ready = []
+    for pin in third_party_hosts.HOSTS:
+        if only and pin.label not in only:
+            continue
+        try:
+            ready.append(third_party_hosts.host(pin))
+        except Unavailable as exc:
+            print(f"{pin.label}: left out: {exc}", file=sys.stderr)
+    return ready
+
+
+def run(window: float, only: list[str] | None) -> dict:
+    """Every host check on every installed host, in one run, as a results document."""
+    started = datetime.datetime.now(datetime.UTC)
+    options = Options(window, "fast")
+    chosen = installed(only)
+    hosts = [Host(h.name, h.command) for h in chosen]
+    runs = runner.run_hosts(hosts, list(HOST_CHECKS), options, lambda *a: None)
+    described = {
+        h.name: {
+            "host": h.name.removesuffix(f"-{h.version}"),
+            "package": h.package,
+            "version": h.version,
+            "requires": list(h.requires),
+            "recipe": h.recipe,
+        }
+        for h in chosen
+    }
+    left = spawn.reap_all()
+    meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": left, "hosts": described}
+    return record.results(meta, runs)
+
+
+def markdown(document: dict) -> str:
+    """The table: a row per host (package and version, what it runs on, the era it spoke), a column per check."""
+    checks = list(dict.fromkeys(found["case"] for found in document["runs"]))
+    verdicts: dict[str, dict[str, str]] = {}
+    eras: dict[str, str] = {}
+    for found in document["runs"]:
+        label = found["host"]["label"]
+        verdicts.setdefault(label, {})[found["case"]] = SHORT[found["verdict"]]
+        eras[label] = found["host"]["era"] or "none"
+    lines = [
+        "| host | package, version | runs on | era | " + " | ".join(checks) + " |",
+        "|---|---|---|---|" + "---|" * len(checks),
+    ]
+    for label, row in verdicts.items():
+        about = document["metadata"]["hosts"][label]
+        runs_on = ", ".join(about["requires"]) or "-"
+        cells = " | ".join(row.get(check, "") for check in checks)
+        lines.append(
+            f"| {about['host']} | `{about['package']}` {about['version']} | {runs_on} | {eras[label]} | {cells} |"
+        )
+    return "\n".join([*lines, "", LEGEND])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--window", type=float, default=10.0)
+    parser.add_argument("--out", type=Path, default=HERE.parent / "results" / "hosts.json")
+    parser.add_argument("--only", help="host labels (host-version), comma-separated")
+    args = parser.parse_args(argv)
+    document = run(args.window, args.only.split(",") if args.only else None)
+    record.validate(document, str(args.out))
+    record.write_atomic(args.out, document)
+    print(markdown(document))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

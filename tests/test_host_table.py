@@ -1,0 +1,149 @@
+"""The host table (tests/host_table.py) from one fresh real run: each pinned host's verdicts and era are the
+README's, the results file passes the schema, and the README shows the table of results/hosts.json.
+
+One run of every host x H1-H10 (about 80 s on 2 cores, installs cached) is shared by the module's tests
+(a module fixture: conftest groups them on one xdist worker).
+
+Load-sensitive cells are not widened to "either verdict": each is a host whose own timer or its own
+failure races a bound of the check, so its verdict depends on how fast the machine is at that moment.
+For those the test asserts what does not depend on load (the host's own bound fired, the call never
+hung on the kernel's proof) and that the verdict follows from the times recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stdio_probe import record
+from tests import host_table
+from tests.third_party_hosts import HOSTS
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_TIMEOUT = 900  # seven hosts' ten checks; a framework's imports alone take 15 s on a loaded machine
+
+R, N, NA = "reproduced", "not_reproduced", "not_applicable"
+CLEAN = {"H1": N, "H2": N, "H3": N, "H4": R, "H5": R, "H6": N, "H7": N, "H8": N, "H9": NA, "H10": R}
+EXPECTED = {  # the README's table; H9 not_applicable everywhere: no host relaunches a crashed server
+    "python-sdk-2.2.0": CLEAN | {"H6": R},  # H4, H5, H6: L9, L8, L5 seen from the host
+    "python-sdk-2.3.0": CLEAN | {"H6": R},
+    "typescript-sdk-1.32.2": CLEAN,
+    "inspector-cli-0.15.0": CLEAN | {"H7": R},  # the unread stderr pipe (typescript-sdk #2776's shape)
+    "openai-agents-0.24.0": CLEAN | {"H8": R},
+    "pydantic-ai-2.68.0": CLEAN | {"H6": R},
+    "langchain-mcp-adapters-0.3.2": CLEAN,
+}
+ERAS = {
+    "python-sdk-2.2.0": "legacy",  # stdio_client + ClientSession.initialize
+    "python-sdk-2.3.0": "legacy",
+    "typescript-sdk-1.32.2": "legacy",
+    "inspector-cli-0.15.0": "legacy",
+    "openai-agents-0.24.0": "2026-07-28",  # mcp 2.3.0's client: server/discover first
+    "pydantic-ai-2.68.0": "2026-07-28",
+    "langchain-mcp-adapters-0.3.2": "legacy",  # on mcp 1.30.0, which predates the era
+}
+
+
+def _timed_out(found: dict) -> None:
+    """openai-agents bounds each request itself (5 s, its client_session_timeout_seconds): the call fails
+    with "timed out". What follows is its exit, which lands 7.6 s after the trigger at load 15 and 10.4 s
+    at load 50, either side of the check's 10 s window: not_reproduced or reproduced by the window, never
+    a hang proven by the kernel (the host has a timer armed)."""
+    stderr = found["arms"]["bug"]["host"].get("stderr", "")
+    assert "timed out" in stderr, stderr
+    assert "proven waiting forever" not in found["reason"], found["reason"]
+    assert found["verdict"] == N or "(window)" in found["reason"], found["reason"]
+
+
+def _answer_then_closed(found: dict) -> None:
+    """The TypeScript SDK's client (and the Inspector on it) fails the 16 MiB call with "Connection closed"
+    (exit 1) once it has read the answer. Measured not_reproduced twice here (the scenario server logs the
+    answer written before the host's exit); a loaded machine can reap the exiting host before the server
+    logs it, which reads as "exited before it took in the whole answer". Never a hang or memory beyond
+    the bound."""
+    host = found["arms"]["bug"]["host"]
+    assert host["exit_code"] == 1 and "Connection closed" in host.get("stderr", ""), host
+    assert found["verdict"] == N or "before it took in the whole answer" in found["reason"], found["reason"]
+
+
+def _slower_than_its_timeout(found: dict) -> None:
+    """openai-agents' 5 s request timeout against a 16 MiB answer that its Python client takes in over
+    27 s at load 50 (the Python SDK host, same client: 27.6 s from the call to the whole answer read):
+    the call fails before the answer is in. Only a machine that moves 16 MiB through the client in under
+    5 s would see the answer complete."""
+    assert "timed out" in found["arms"]["bug"]["host"].get("stderr", ""), found["arms"]["bug"]["host"]
+    assert found["verdict"] == R and "before it took in the whole answer" in found["reason"], found["reason"]
+
+
+LOAD_SENSITIVE = {
+    ("openai-agents-0.24.0", "H5"): _timed_out,
+    ("openai-agents-0.24.0", "H6"): _timed_out,
+    ("openai-agents-0.24.0", "H8"): _slower_than_its_timeout,
+    ("typescript-sdk-1.32.2", "H8"): _answer_then_closed,
+    ("inspector-cli-0.15.0", "H8"): _answer_then_closed,
+}
+
+
+@pytest.fixture(scope="module")
+def table_run(tmp_path_factory) -> dict:
+    """One real run of `python -m tests.host_table`: its results file and the table it printed."""
+    out = tmp_path_factory.mktemp("host-table") / "hosts.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.host_table", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        cwd=ROOT,
+        env=os.environ,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(out.read_text())
+    runs = {(found["host"]["label"], found["case"]): found for found in document["runs"]}
+    return {"document": document, "printed": done.stdout, "runs": runs}
+
+
+def _param(label: str):
+    pin = next(pin for pin in HOSTS if pin.label == label)
+    return pytest.param(label, id=label, marks=[pytest.mark.node] if pin.registry == "npm" else [])
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("label", [_param(label) for label in EXPECTED])
+def test_each_host_has_the_tables_verdicts_and_era(table_run, label):
+    pin = next(pin for pin in HOSTS if pin.label == label)
+    if pin.registry == "npm" and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    runs = table_run["runs"]
+    assert {check for (host, check) in runs if host == label} == set(EXPECTED[label]), "a check did not run"
+    for check, verdict in EXPECTED[label].items():
+        found = runs[(label, check)]
+        if (label, check) in LOAD_SENSITIVE:
+            LOAD_SENSITIVE[(label, check)](found)
+        else:
+            assert found["verdict"] == verdict, f"{label} {check}: {found['reason']}"
+        assert found["host"]["era"] == ERAS[label], found["host"]
+
+
+@pytest.mark.network
+def test_the_run_is_a_results_file_and_its_table_is_printed(table_run):
+    document = table_run["document"]
+    record.validate(document, "hosts.json")
+    assert document["metadata"]["leftover_processes"] == 0
+    assert table_run["printed"].strip() == host_table.markdown(document)
+
+
+def test_readme_shows_the_table_of_the_stored_results():
+    """The README's host table is results/hosts.json's, printed by tests.host_table (no run: the stored file)."""
+    document = json.loads((ROOT / "results" / "hosts.json").read_text())
+    record.validate(document, "results/hosts.json")
+    rows = [line for line in host_table.markdown(document).splitlines() if line.startswith("|")]
+    readme = (ROOT / "README.md").read_text()
+    assert all(row in readme for row in rows), [row for row in rows if row not in readme]
+    assert re.search(r"python -m tests\.host_table", readme)
