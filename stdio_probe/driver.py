@@ -83,8 +83,10 @@ def run_driver(
                     acked = time.monotonic()
                 if checkpoints and checkpoints[-1]["checkpoint"] == "done":
                     break
-        if stuck_evidence is None and not child.wait_self_exit(options.window):
-            child.stop()
+        # its own exit, once done, is one more step: judged by progress (an interpreter's teardown on a
+        # loaded machine takes seconds of wall time), not by the window, which bounds what a case observes
+        if stuck_evidence is None and not child.wait_for(lambda: child.process.poll() is not None, step_timeout):
+            error = error or f"driver made no progress towards its exit for {step_timeout:g} s after its checkpoints"
     finally:
         child.stop()
     record = {"checkpoints": checkpoints, **child.record()}

@@ -16,6 +16,7 @@ import pytest
 from stdio_probe import sample, spawn
 from stdio_probe.fixtures.fork_server import ORPHAN_BOUND
 from stdio_probe.forkserver import SHIM_SOCKET_ENV, ForkServer
+from tests.bounded import read_line, read_to_eof
 
 REPORT = textwrap.dedent(
     """
@@ -51,7 +52,7 @@ def _forked(server, script, args, pass_fds=()):
     with tempfile.TemporaryFile() as stderr:
         process = server.fork(script, args, stderr.fileno(), pass_fds)
         process.stdin.close()
-        out = process.stdout.read()
+        out = read_to_eof(process.stdout)
         code = process.wait(10)
         stderr.seek(0)
         return code, out, stderr.read().decode()
@@ -159,7 +160,7 @@ def test_fork_server_whose_probe_is_gone_ends_its_children_and_reports_them(serv
     """The control socket closing (the probe done, or killed) bounds how long a stuck fixture outlives it."""
     with tempfile.TemporaryFile() as stderr:
         process = server.fork(spawn.FIXTURES / "fixture_stubborn.py", ["--ignore-sigterm"], stderr.fileno(), ())
-    assert process.stdout.readline() == b"ready\n"
+    assert read_line(process.stdout) == b"ready\n"
     server._control.close()
     assert process.wait(ORPHAN_BOUND + 5) == -signal.SIGKILL
     assert server.process.wait(5) == 0
@@ -168,7 +169,8 @@ def test_fork_server_whose_probe_is_gone_ends_its_children_and_reports_them(serv
 SHIMMED = textwrap.dedent(
     """
     import json, os, signal, sys, time
-    signal.signal(signal.SIGTERM, lambda *_: (print("term", flush=True), sys.exit(7)))
+    # os.write, not print: the signal may come while the print below still holds stdout's lock
+    signal.signal(signal.SIGTERM, lambda *_: (os.write(1, b"term\\n"), sys.exit(7)))
     print(json.dumps({"pid": os.getpid(), "marker": os.environ.get("SHIM_TEST"), "argv": sys.argv[1:]}), flush=True)
     line = sys.stdin.readline()
     print("eof" if not line else line.strip(), flush=True)
@@ -193,7 +195,7 @@ def _shimmed(server, tmp_path, *args):
         env=env,
         start_new_session=True,
     )
-    started = json.loads(shim.stdout.readline())
+    started = json.loads(read_line(shim.stdout))
     return shim, started
 
 
@@ -203,16 +205,16 @@ def test_shimmed_server_is_forked_on_the_shims_pipes_with_its_environment(server
     assert started["pid"] != shim.pid and os.getsid(started["pid"]) == started["pid"]
     shim.stdin.write(b"hello\n")
     shim.stdin.flush()
-    assert shim.stdout.readline() == b"hello\n"
+    assert read_line(shim.stdout) == b"hello\n"
     shim.stdin.close()  # the server's EOF: the shim holds no copy of the pipe
-    assert shim.stdout.read() == b""
+    assert read_to_eof(shim.stdout) == b""
     assert shim.wait(10) == 0
 
 
 def test_shim_relays_a_signal_and_ends_as_its_server_did(server, tmp_path):
     shim, started = _shimmed(server, tmp_path, "wait")
     os.killpg(shim.pid, signal.SIGTERM)  # as the SDK signals the server's group
-    assert shim.stdout.readline() == b"term\n"
+    assert read_line(shim.stdout) == b"term\n"
     assert shim.wait(10) == 7
     shim.stdin.close()
 

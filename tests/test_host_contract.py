@@ -28,6 +28,7 @@ from stdio_probe.host_contract import (
 )
 from stdio_probe.model import Options
 from stdio_probe.spawn import spawn
+from tests.bounded import read_line
 
 FAST = Options(window=10.0, method="fast")
 
@@ -35,7 +36,7 @@ FAST = Options(window=10.0, method="fast")
 def _stubborn(pinned, *args: str):
     """A child that ignores stdin EOF (and SIGTERM with --ignore-sigterm), once it says it is ready."""
     child = spawn(pinned.python, "fixture_stubborn.py", list(args), {})
-    assert child.process.stdout.readline() == b"ready\n"
+    assert read_line(child.process.stdout) == b"ready\n"
     return child
 
 

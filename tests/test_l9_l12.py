@@ -18,6 +18,7 @@ from stdio_probe.driver import checkpoint
 from stdio_probe.host_contract import end_server_group, process_exited
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
+from tests.bounded import read_line
 
 OTHER_FIXES = {"L9-before-wait": "L9", "L12-default-sigint": "L12"}
 WINDOW = Options(method="window", window=3.0)  # the window method, with a shorter window than the default 10 s
@@ -77,7 +78,7 @@ async def _server_in_our_group():
     line = "sleep 30 </dev/null >/dev/null 2>&1 & echo $!; read x"
     server = subprocess.Popen(["sh", "-c", line], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        yield int(server.stdout.readline())
+        yield int(read_line(server.stdout))
     finally:
         server.stdin.close()
         server.wait(5)
