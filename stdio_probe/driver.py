@@ -20,8 +20,9 @@ DRIVER = "driver_session_group.py"
 PROGRESS_CHECK = 0.5  # seconds between looks at the tree's CPU time; a report ends the wait at once
 STUCK_CHECK = 0.1  # seconds between stuck tests, when the case has one
 
-# stuck(driver pid, seconds since the last checkpoint was acknowledged) -> evidence that it is stuck, or None
-StuckTest = Callable[[int, float], dict | None]
+# stuck(driver pid, its spawn marker, seconds since the last checkpoint was acknowledged) -> evidence that it
+# is stuck, or None
+StuckTest = Callable[[int, tuple[str, str], float], dict | None]
 
 
 def live_children(pid: int) -> list[dict]:
@@ -41,7 +42,7 @@ def run_driver(
 
     step_timeout is the no-progress bound on the wait for each checkpoint (default: the window).
     stuck, for a case whose defect is a driver that never comes back: called every STUCK_CHECK s
-    while a checkpoint is awaited, with the driver's pid and the seconds since the last one was
+    while a checkpoint is awaited, with the driver's pid, its marker and the seconds since the last one was
     acknowledged; once it returns its evidence, the driver is recorded as stuck (record["stuck"],
     not an error) and ended.
     """
@@ -59,7 +60,11 @@ def run_driver(
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
             pending = b""
             while True:
-                test = None if stuck is None else lambda since=acked: stuck(child.pid, time.monotonic() - since)
+                test = (
+                    None
+                    if stuck is None
+                    else lambda since=acked: stuck(child.pid, child.marker, time.monotonic() - since)
+                )
                 ready = _wait_readable(report, child.pid, step_timeout, test)
                 if isinstance(ready, dict):
                     after = checkpoints[-1]["checkpoint"] if checkpoints else None

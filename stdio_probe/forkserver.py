@@ -136,14 +136,17 @@ class ForkServer:
         self._send_lock = threading.Lock()
         self.unavailable: str | None = None  # why the server was given up
 
-    def fork(self, script: Path, args: list[str], stderr_fd: int, pass_fds: tuple[int, ...]) -> ForkedProcess:
-        """Fork script with these args; pass_fds arrive at the same numbers, as with subprocess."""
+    def fork(
+        self, script: Path, args: list[str], stderr_fd: int, pass_fds: tuple[int, ...], spawn_id: str
+    ) -> ForkedProcess:
+        """Fork script with these args; pass_fds arrive at the same numbers, as with subprocess. The child's
+        environment, /proc/PID/environ included, carries spawn_id as the spawn marker's value."""
         if self.unavailable:
             raise ForkServerUnavailable(self.unavailable)
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         status, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        request = {"script": str(script), "args": args, "fds": list(pass_fds)}
+        request = {"script": str(script), "args": args, "fds": list(pass_fds), "spawn_id": spawn_id}
         fds = [stdin_r, stdout_w, stderr_fd, theirs.fileno(), *pass_fds]
         try:
             with self._send_lock:

@@ -21,13 +21,19 @@ it, and where the proof looks:
   a thread that ran meanwhile         each thread's context-switch count, unchanged from the first
                                       reading to the last (the timer-query thread excepted)
 
+  another process's signal            no live process carrying the marker of the process's spawned
+                                      tree (Marker: detached ones carry it too) but the process,
+                                      the probe, and processes themselves proven blocked
+
 Anything unreadable or of another kind (a timerfd, eventfd, signalfd, network
 socket, a pipe another process holds) means no proof, and the caller waits
-out its window instead.
+out its window instead. The process-wide half of these (pending signals,
+POSIX timers, children, the spawned tree) is outside_wake_source, the one
+rule every proof here applies (method.md, "The wake-source rule").
 
-prove_waiting_forever is the weaker half, for a client host (L10): every
-thread sleeps with no timeout, so no timer of its own will ever wake it; what
-can is named by the caller (a peer's output or exit, a signal).
+prove_waiting_forever is the same rule for a client host (L10), whose wait is
+on a peer the caller names (its server): every thread sleeps with no timeout
+and nothing but that peer can wake it.
 """
 
 from __future__ import annotations
@@ -37,12 +43,14 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Literal
 
 from stdio_probe import sample
 
 ASK_BOUND = 0.5  # seconds the fixture has to answer the timer query
+# (environment variable, value): carried by every process of one spawned tree, detached ones and forks included
+Marker = tuple[str, str]
 
 
 class TimerQuery:
@@ -81,10 +89,41 @@ class TimerQuery:
         self._theirs.close()
 
 
+def outside_wake_source(
+    pid: int, marker: Marker, *, blocked: Collection[int] = (), accounted: Collection[int] = ()
+) -> str | None:
+    """Why something outside pid's threads could make it run again, or None when nothing can.
+
+    A pending signal (the process's or a thread's), a POSIX timer, a live child (its end signals
+    the process), or a live process carrying marker (pid's spawned tree, a detached process
+    included) that could signal it: any but pid itself, the probe, the processes in blocked (proven
+    unable to wake themselves) and those in accounted (a peer whose end is what the caller waits
+    for, named by it). Interval timers and the threads' own waits are the caller's half.
+    """
+    signals = sample.pending_signals(pid)
+    if signals is None or int(signals["ShdPnd"], 16) or int(signals["SigPnd"], 16):
+        return f"signal pending or unreadable ({signals})"
+    for thread in sample.threads(pid):
+        if thread["pending"] is None or int(thread["pending"], 16):
+            return f"thread {thread['tid']} has a signal pending ({thread['pending']})"
+    timers = sample.posix_timers(pid)
+    if timers is None:
+        return "POSIX timers unreadable"
+    if timers:
+        return f"POSIX timer exists ({timers[0]})"
+    known = {pid, os.getpid(), *blocked, *accounted}
+    if live := [child for child in sample.children(pid) if child not in known]:
+        return f"live child process {live} (its exit signals the process)"
+    if awake := sorted(p["pid"] for p in sample.marked_processes(*marker) if p["pid"] not in known):
+        return f"live process {awake} of its spawned tree ({marker[0]}) could signal it"
+    return None
+
+
 def prove_blocked_on_pipe(
     pid: int,
     probe_fd: int,
     *,
+    marker: Marker,
     ask_timers: Callable[[], dict | None] | None = None,
     foreign: bool = False,
     side: Literal["write", "read"] = "write",
@@ -97,7 +136,7 @@ def prove_blocked_on_pipe(
     ask_timers asks the fixture about its interval timers (TimerQuery.ask: its answer, or None
     without one in time); without it (a process we did not write cannot be asked) there is no proof,
     unless foreign: a server we did not write (the server checks), whose interval timers are ruled
-    out by its signals instead (_foreign_timers).
+    out by its signals instead (_foreign_timers). marker names pid's spawned tree (outside_wake_source).
     """
     inode = os.fstat(probe_fd).st_ino
     pipe = sample.pipe_fill(probe_fd)
@@ -127,7 +166,7 @@ def prove_blocked_on_pipe(
     armed = [name for name, (value, _) in answer["itimers"].items() if value > 0]
     if armed:
         return no(f"interval timer armed: {', '.join(armed)}")
-    if (why := _wake_sources(pid, inode, first, answer, side)) is not None:
+    if (why := _wake_sources(pid, inode, first, answer, side, marker)) is not None:
         return no(why)
     last = sample.threads(pid)
     facts["threads"] = last
@@ -167,21 +206,13 @@ def _blocked_throughout(
     return None if writers else f"no thread is {'writing to' if side == 'write' else 'reading from'} the pipe"
 
 
-def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side: str) -> str | None:
+def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side: str, marker: Marker) -> str | None:
     """Why something other than the probe could wake the process, or None when nothing can.
 
     threads is the first reading; the last one checks that no thread's syscall changed since.
     """
-    signals = sample.pending_signals(pid)
-    if signals is None or int(signals["ShdPnd"], 16) or int(signals["SigPnd"], 16):
-        return f"signal pending or unreadable ({signals})"
-    timers = sample.posix_timers(pid)
-    if timers is None:
-        return "POSIX timers unreadable"
-    if timers:
-        return f"POSIX timer exists ({timers[0]})"
-    if live := sample.children(pid):
-        return f"live child process {live} (its exit signals the process)"
+    if (why := outside_wake_source(pid, marker)) is not None:
+        return why
     other_end = "read" if side == "write" else "write"  # the probe's end: only the probe may hold it
     holders = sample.pipe_readers(inode) if other_end == "read" else sample.pipe_writers(inode)
     if holders != [os.getpid()]:
@@ -255,8 +286,11 @@ def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
     return fds
 
 
-def prove_waiting_forever(pid: int) -> dict:
-    """Every thread of pid sleeps in a wait with no timeout: {"proven": bool, "why_not": str | None, "threads"}."""
+def prove_waiting_forever(pid: int, marker: Marker, accounted: Collection[int] = ()) -> dict:
+    """pid cannot run again until a peer in accounted ends or writes: {"proven": bool, "why_not": str | None,
+    "threads"}. Every thread sleeps in a wait with no timeout, no interval timer can fire a handler
+    (_foreign_timers: the waiting process, a host, cannot be asked), and nothing outside it but the
+    accounted peers can wake it (outside_wake_source)."""
     threads = sample.threads(pid)
 
     def no(why: str) -> dict:
@@ -272,4 +306,10 @@ def prove_waiting_forever(pid: int) -> dict:
             return no(f"thread {thread['tid']} is running")
         if not call.get("no_timeout"):
             return no(f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake")
+        if call["name"] == "futex" and not call["private"]:
+            return no(f"thread {thread['tid']} waits on a futex another process can wake")
+    if (why := _foreign_timers(pid)) is not None:
+        return no(why)
+    if (why := outside_wake_source(pid, marker, accounted=accounted)) is not None:
+        return no(why)
     return {"proven": True, "why_not": None, "threads": threads}

@@ -29,6 +29,8 @@ from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, F
 
 MARKER = "PROBE_RUN_ID"
 SERVER_MARKER = "PROBE_SERVER_ID"  # one started server's tree (spawn_command), inside the run's
+SPAWN_MARKER = "PROBE_SPAWN_ID"  # one spawned fixture's tree (spawn), forked ones too: the proofs' hang.Marker
+SPAWN_PLACEHOLDER = "0" * 32  # a fork server's value, which each fork overwrites in place with its own
 RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose it, to find our tree
 FIXTURES = package_file("fixtures")
 STDERR_LIMIT = 4000
@@ -105,6 +107,7 @@ class Child:
     stderr_file: object = field(repr=False)
     ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
     fork_server_unavailable: str | None = None  # why it was exec'd although a fork server was meant to serve it
+    marker: tuple[str, str] = ("", "")  # (SPAWN_MARKER, its value): what every process of its tree carries
 
     @property
     def pid(self) -> int:
@@ -187,17 +190,20 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
         raise Stopping("the run is stopping")
     stderr_file = tempfile.TemporaryFile()
     server = _fork_servers.get(_server_key(python, env))
-    process, unavailable = None, None
+    process, unavailable, spawn_id = None, None, uuid.uuid4().hex
     if server is not None:
         try:
-            process = server.fork(FIXTURES / script, args, stderr_file.fileno(), pass_fds)
+            process = server.fork(FIXTURES / script, args, stderr_file.fileno(), pass_fds, spawn_id)
         except ForkServerUnavailable as exc:
             unavailable = str(exc)
     if process is None:
-        process = _popen([python, str(FIXTURES / script), *args], stderr_file, env, pass_fds)
+        process = _popen(
+            [python, str(FIXTURES / script), *args], stderr_file, {**env, SPAWN_MARKER: spawn_id}, pass_fds
+        )
     else:
         _track(process)
-    return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable)
+    marker = (SPAWN_MARKER, spawn_id)
+    return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable, marker=marker)
 
 
 def _popen(
@@ -329,7 +335,8 @@ class ForkServers:
                 if key not in _fork_servers and self._left[key]:
                     python, env = self._env[key]
                     with suppress(OSError):  # no server (no fds, no memory): its fixtures are exec'd
-                        _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", child_env(env))
+                        server_env = {**child_env(env), SPAWN_MARKER: SPAWN_PLACEHOLDER}
+                        _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", server_env)
 
     def end(self, index: int) -> None:
         """After an arm of interpreter index: its last arm closes its server."""

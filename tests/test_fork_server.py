@@ -15,8 +15,10 @@ import pytest
 
 from stdio_probe import sample, spawn
 from stdio_probe.fixtures.fork_server import ORPHAN_BOUND
-from stdio_probe.forkserver import SHIM_SOCKET_ENV, ForkServer
+from stdio_probe.forkserver import SHIM_SOCKET_ENV, ForkServer, ForkServerUnavailable
 from tests.bounded import read_line, read_to_eof
+
+SPAWN_ID = "5" * 32  # a spawn marker's value, as spawn gives one
 
 REPORT = textwrap.dedent(
     """
@@ -32,6 +34,7 @@ REPORT = textwrap.dedent(
         "own_session": os.getsid(0) == os.getpid(),
         "handlers": {name: str(signal.getsignal(getattr(signal, name))) for name in ("SIGCHLD", "SIGTERM", "SIGINT")},
         "marker": os.environ.get("PROBE_RUN_ID"),
+        "spawn_marker": [e.decode() for e in open("/proc/self/environ", "rb").read().split(b"\\0") if b"SPAWN_ID" in e],
         "streams": {
             name: [type(getattr(sys, name).buffer).__name__, getattr(sys, name).seekable(), getattr(sys, name).isatty()]
             for name in ("stdin", "stdout", "stderr")
@@ -43,14 +46,15 @@ REPORT = textwrap.dedent(
 
 @pytest.fixture
 def server():
-    fork_server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", spawn.child_env({}))
+    env = {**spawn.child_env({}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
+    fork_server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env)
     yield fork_server
     fork_server.close(spawn.TERM_GRACE)
 
 
 def _forked(server, script, args, pass_fds=()):
     with tempfile.TemporaryFile() as stderr:
-        process = server.fork(script, args, stderr.fileno(), pass_fds)
+        process = server.fork(script, args, stderr.fileno(), pass_fds, SPAWN_ID)
         process.stdin.close()
         out = read_to_eof(process.stdout)
         code = process.wait(10)
@@ -81,7 +85,7 @@ def _execd(script, args, pass_fds=()):
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
-            env=spawn.child_env({}),
+            env={**spawn.child_env({}), spawn.SPAWN_MARKER: SPAWN_ID},
             start_new_session=True,
             pass_fds=pass_fds,
             timeout=10,
@@ -159,7 +163,8 @@ def test_forked_fixture_ends_as_an_execd_one(server, tmp_path, body, returncode,
 def test_fork_server_whose_probe_is_gone_ends_its_children_and_reports_them(server):
     """The control socket closing (the probe done, or killed) bounds how long a stuck fixture outlives it."""
     with tempfile.TemporaryFile() as stderr:
-        process = server.fork(spawn.FIXTURES / "fixture_stubborn.py", ["--ignore-sigterm"], stderr.fileno(), ())
+        script = spawn.FIXTURES / "fixture_stubborn.py"
+        process = server.fork(script, ["--ignore-sigterm"], stderr.fileno(), (), SPAWN_ID)
     assert read_line(process.stdout) == b"ready\n"
     server._control.close()
     assert process.wait(ORPHAN_BOUND + 5) == -signal.SIGKILL
@@ -263,3 +268,90 @@ def test_fork_servers_start_ahead_and_close_after_their_last_arm():
     finally:
         servers.close()
     assert live() == []
+
+
+# What an import can set that fork(2) would not give a child as it is: each makes the fork server give up.
+AT_IMPORT = {
+    "interval timer": ("import signal\nsignal.setitimer(signal.ITIMER_VIRTUAL, 50)", "interval timer armed"),
+    "POSIX timer": (
+        "import ctypes\ntimer = ctypes.c_void_p()\nctypes.CDLL(None).timer_create(1, None, ctypes.byref(timer))",
+        "POSIX timer",
+    ),
+    "subreaper": ("import ctypes\nctypes.CDLL(None).prctl(36, 1, 0, 0, 0)", "child-subreaper flag set"),
+    "parent-death signal": ("import ctypes\nctypes.CDLL(None).prctl(1, 15, 0, 0, 0)", "parent-death signal set"),
+    "pending signal": (
+        "import os, signal\nsignal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])\n"
+        "os.kill(os.getpid(), signal.SIGUSR2)",
+        "signal pending",
+    ),
+    "record lock": (
+        "import fcntl, tempfile\nheld = tempfile.TemporaryFile()\nfcntl.lockf(held, fcntl.LOCK_EX)",
+        "record lock held",
+    ),
+    "thread": (
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()",
+        "thread",
+    ),
+    "wakeup fd": (
+        "import os, signal\nr, w = os.pipe()\nos.set_blocking(w, False)\nsignal.set_wakeup_fd(w)",
+        "wakeup fd",
+    ),
+}
+
+
+@pytest.mark.parametrize("what", list(AT_IMPORT))
+def test_fork_server_gives_up_on_state_a_fork_would_drop(tmp_path, what):
+    """An SDK that sets one at import (here a stand-in mcp package): its fixtures are exec'd, and why is said."""
+    code, named = AT_IMPORT[what]
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "__init__.py").write_text(code + "\n")
+    env = {**spawn.child_env({"PYTHONPATH": str(tmp_path)}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
+    server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env)
+    try:
+        with pytest.raises(ForkServerUnavailable, match=named):
+            _forked(server, spawn.FIXTURES / "fixture_events.py", [])
+        with pytest.raises(ForkServerUnavailable, match=named):  # every later fork says the same
+            _forked(server, spawn.FIXTURES / "fixture_events.py", [])
+    finally:
+        server.close(spawn.TERM_GRACE)
+
+
+ADOPTS_AN_ORPHAN = textwrap.dedent(
+    """
+    import ctypes, os, socket, sys, time
+    from fork_server import _reap
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # a child subreaper: it adopts what its children leave
+    ours, theirs = socket.socketpair()
+    child = os.fork()
+    if child == 0:
+        if os.fork() == 0:
+            os.read(int(sys.argv[1]), 1)  # until the probe says so, then end as an orphan
+            os._exit(0)
+        os._exit(5)
+    while os.waitid(os.P_PID, child, os.WEXITED | os.WNOWAIT) is None:
+        pass
+    print(os.getpid(), flush=True)
+    reaped = _reap({child: theirs})  # the child only: the grandchild, adopted once it ends, comes next
+    os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOWAIT)  # the adopted orphan has ended
+    reaped += _reap({})
+    print(reaped == [child], ours.recv(100).decode(), flush=True)
+    """
+)
+
+
+def test_fork_server_reaps_an_orphan_it_adopted_and_goes_on(tmp_path):
+    """A pid it never forked (an orphan a subreaper adopts) is reaped and not reported, not a KeyError."""
+    script = tmp_path / "adopt.py"
+    script.write_text(ADOPTS_AN_ORPHAN)
+    release_r, release_w = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(spawn.FIXTURES)}
+    adopter = subprocess.Popen(
+        [sys.executable, str(script), str(release_r)], stdout=subprocess.PIPE, env=env, pass_fds=(release_r,)
+    )
+    os.close(release_r)
+    adopter.stdout.readline()
+    os.write(release_w, b"x")
+    os.close(release_w)
+    out, _ = adopter.communicate(timeout=30)
+    assert adopter.returncode == 0
+    assert out.decode().split() == ["True", '{"returncode":', "5}"]

@@ -59,7 +59,7 @@ def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
         wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
         wire.close_stdin(child)
-        proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno())
+        proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno(), marker=child.marker)
         assert not proof["proven"] and proof["why_not"] == "interval timers cannot be asked of this process"
     finally:
         child.stop()

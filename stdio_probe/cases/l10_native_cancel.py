@@ -23,8 +23,10 @@ the connect, so a slow start cannot move it.)
 
 A host that does not come back is called stuck, in the fast method, on
 proof: in PROOF_SAMPLES consecutive samples every thread of the driver sleeps
-in a wait with no timeout (hang.prove_waiting_forever), so no timer of its
-own will wake it; only the server's exit or output can. In the window method
+in a wait with no timeout and nothing but its server can wake it
+(hang.prove_waiting_forever: no child but the server's tree, no pending
+signal or timer, no other live process of the driver's tree); the server
+ignores stdin EOF for LINGER_BOUND s, beyond any window. In the window method
 the host gets the whole window after the server's stdin EOF (the start of
 shutdown). The probe then ends the driver, records whether the server is
 alive and who its parent is, and reaps it by the arm's marker.
@@ -61,7 +63,8 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
         args = ["--fire-after", str(fire_after), "--body", str(BODY), "--linger-bound", str(LINGER_BOUND)]
         args += ["--events", events, "--arm-id", arm_id, *(["--contract"] if arm == "mitigated" else [])]
         try:
-            record = run_driver(sdk, args, options, DRIVER, STEP_TIMEOUT, stuck=_stuck_test(options, events))
+            stuck = _stuck_test(options, events, arm_id)
+            record = run_driver(sdk, args, options, DRIVER, STEP_TIMEOUT, stuck=stuck)
             server = _server_after_host(read_events(events))
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
@@ -85,18 +88,20 @@ def cancel_not_survived(record: dict) -> str | None:
     )
 
 
-def _stuck_test(options: Options, events: str) -> StuckTest:
-    """Fast: PROOF_SAMPLES proofs in a row that the driver waits with no timer; window: no return within the
-    window after the server's stdin EOF. The evidence carries its monotonic time, "t"."""
+def _stuck_test(options: Options, events: str, arm_id: str) -> StuckTest:
+    """Fast: PROOF_SAMPLES proofs in a row that nothing but its server (the arm's marked tree) can wake the
+    driver; window: no return within the window after the server's stdin EOF. The evidence carries its
+    monotonic time, "t"."""
     proofs = 0
 
-    def test(pid: int, since: float) -> dict | None:
+    def test(pid: int, marker: tuple[str, str], since: float) -> dict | None:
         nonlocal proofs
         now = time.monotonic()
         if options.method == "window":
             eof = next((e["t"] for e in read_events(events) if e["event"] == "stdin_eof"), None)
             return {"decided_by": "window", "t": now} if eof is not None and now - eof > options.window else None
-        proof = hang.prove_waiting_forever(pid)
+        server = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
+        proof = hang.prove_waiting_forever(pid, marker, accounted=server)
         proofs = proofs + 1 if proof["proven"] else 0
         return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
 

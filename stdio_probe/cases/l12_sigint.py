@@ -127,7 +127,9 @@ def _after_sigint(child: Child, timers: hang.TimerQuery | None, options: Options
             decided_by = "exit"
             break
         if timers is not None and write_fd is not None and options.method == "fast":
-            proof = hang.prove_blocked_on_pipe(child.pid, write_fd, ask_timers=timers.ask, side="read")
+            proof = hang.prove_blocked_on_pipe(
+                child.pid, write_fd, marker=child.marker, ask_timers=timers.ask, side="read"
+            )
             proofs = proofs + 1 if proof["proven"] else 0
             if proofs >= PROOF_SAMPLES:
                 decided_by = "proof"

@@ -136,7 +136,7 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: ha
             break
         samples.append(sample.snapshot(child.pid, eof_at))
         if timers is not None and options.method == "fast":
-            last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd, ask_timers=timers.ask)
+            last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd, marker=child.marker, ask_timers=timers.ask)
             why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
             if last_proof["proven"]:
                 decided_by = "proof"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from stdio_probe import hang, sample, wire
+from stdio_probe import hang, sample, spawn, wire
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Server
 
@@ -90,7 +90,9 @@ def _observe(s: session.Session, eof_at: float, options: Options, prove: bool) -
             decided_by = "exit"
             break
         if prove:
-            last_proof = hang.prove_blocked_on_pipe(s.child.pid, read_fd, foreign=True)
+            last_proof = hang.prove_blocked_on_pipe(
+                s.child.pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True
+            )
             why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
             if last_proof["proven"]:
                 decided_by = "proof"
