@@ -288,28 +288,40 @@ def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
 
 def prove_waiting_forever(pid: int, marker: Marker, accounted: Collection[int] = ()) -> dict:
     """pid cannot run again until a peer in accounted ends or writes: {"proven": bool, "why_not": str | None,
-    "threads"}. Every thread sleeps in a wait with no timeout, no interval timer can fire a handler
-    (_foreign_timers: the waiting process, a host, cannot be asked), and nothing outside it but the
-    accounted peers can wake it (outside_wake_source)."""
+    "threads"}. It sleeps for good (_asleep_for_good) and nothing outside it but the accounted peers can
+    wake it (outside_wake_source)."""
     threads = sample.threads(pid)
+    why = _asleep_for_good(pid, threads) or outside_wake_source(pid, marker, accounted=accounted)
+    return {"proven": why is None, "why_not": why, "threads": threads}
 
-    def no(why: str) -> dict:
-        return {"proven": False, "why_not": why, "threads": threads}
 
+def prove_blocked_together(members: dict[int, Marker]) -> dict:
+    """No process in members (pid: the marker of its spawned tree) can run again unless one of them does:
+    {"proven": bool, "why_not": str | None, "threads": {pid: threads}}. Each sleeps for good
+    (_asleep_for_good) and nothing outside the group can wake it (outside_wake_source, the others
+    counted as blocked); so none ever will (L8: a host and the process holding its server's stdout)."""
+    threads = {pid: sample.threads(pid) for pid in members}
+    for pid, marker in members.items():
+        why = _asleep_for_good(pid, threads[pid]) or outside_wake_source(pid, marker, blocked=members)
+        if why is not None:
+            return {"proven": False, "why_not": f"{pid}: {why}", "threads": threads}
+    return {"proven": True, "why_not": None, "threads": threads}
+
+
+def _asleep_for_good(pid: int, threads: list[dict]) -> str | None:
+    """Why pid could wake by itself, or None: every thread sleeps in a wait with no timeout (a futex no
+    other process shares), and no interval timer can fire a handler (_foreign_timers: such a process,
+    a host or a process the server left, cannot be asked)."""
     if not threads:
-        return no("process has no readable threads")
+        return "process has no readable threads"
     for thread in threads:
         call = thread["syscall"]
         if not call.get("readable"):
-            return no(f"thread {thread['tid']} syscall unreadable")
+            return f"thread {thread['tid']} syscall unreadable"
         if thread["state"] != "S" or call.get("running"):
-            return no(f"thread {thread['tid']} is running")
+            return f"thread {thread['tid']} is running"
         if not call.get("no_timeout"):
-            return no(f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake")
+            return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
         if call["name"] == "futex" and not call["private"]:
-            return no(f"thread {thread['tid']} waits on a futex another process can wake")
-    if (why := _foreign_timers(pid)) is not None:
-        return no(why)
-    if (why := outside_wake_source(pid, marker, accounted=accounted)) is not None:
-        return no(why)
-    return {"proven": True, "why_not": None, "threads": threads}
+            return f"thread {thread['tid']} waits on a futex another process can wake"
+    return _foreign_timers(pid)

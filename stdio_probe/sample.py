@@ -21,7 +21,7 @@ F_GETPIPE_SZ = 1032
 
 # Blocking syscalls whose timeout argument we can read: nr -> (name, timeout arg index, kind).
 # kind "ms": an int, negative means forever; "ptr": a pointer, NULL means forever;
-# "none": the call has no timeout (wait4: until a child changes state).
+# "none": the call has no timeout (wait4: until a child changes state; pause, rt_sigsuspend: until a signal).
 _WAITS = {
     "x86_64": {
         232: ("epoll_wait", 3, "ms"),
@@ -31,6 +31,8 @@ _WAITS = {
         7: ("poll", 2, "ms"),
         271: ("ppoll", 2, "ptr"),
         61: ("wait4", 0, "none"),
+        34: ("pause", 0, "none"),
+        130: ("rt_sigsuspend", 0, "none"),
     },
     "aarch64": {
         22: ("epoll_pwait", 3, "ms"),
@@ -38,6 +40,7 @@ _WAITS = {
         98: ("futex", 3, "ptr"),
         73: ("ppoll", 2, "ptr"),
         260: ("wait4", 0, "none"),
+        133: ("rt_sigsuspend", 0, "none"),
     },
 }
 _WRITE = {"x86_64": 1, "aarch64": 64}

@@ -70,11 +70,15 @@ def test_l7_the_session_dies_with_the_bad_call(runs):
 
 
 def test_l8_the_call_waits_on_the_pipe_holder(runs):
-    bug, control = _facts(runs, "L8", "bug", "call"), _facts(runs, "L8", "control", "call")
+    """The bug's call is proven pending: the driver and the holder of the dead server's stdout blocked together."""
+    bug, control = runs["L8"]["arms"]["bug"]["pending_call"], _facts(runs, "L8", "control", "call")
     assert bug["server"]["exit_code_logged"] == control["server"]["exit_code_logged"] == 3
     [holder] = bug["holders"]
-    assert holder["cmdline"].startswith("sleep ") and bug["holders_alive_at_end"] == [holder["pid"]]
+    assert "signal.pause()" in holder["cmdline"] and bug["holders_alive_at_end"] == [holder["pid"]]
     assert bug["call"]["outcome"] == "pending"
+    stuck = runs["L8"]["arms"]["bug"]["stuck"]
+    together = {int(pid) for pid in stuck["proof"]["threads"]}
+    assert stuck["decided_by"] == "proof" and together == {runs["L8"]["arms"]["bug"]["pid"], holder["pid"]}
     reaped = runs["L8"]["arms"]["bug"]["reaped_after_arm"]
     assert [p["pid"] for p in reaped] == [holder["pid"]], "the probe reaps the holder the SDK left behind"
     assert control["holders"] == [] and control["call"]["error"] == "MCPError: Connection closed"
