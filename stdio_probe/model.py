@@ -80,6 +80,7 @@ class Server:
     protocol is the era the checks speak to it (eras.LEGACY or a modern version): given by
     --protocol, else None until the runner found it (checks.session.find_era).
     env is what it gets of the probe's environment beyond a host's defaults.
+    parallel_arms: its copies share no state, so its arms may run side by side (else one at a time).
     """
 
     label: str
@@ -87,6 +88,7 @@ class Server:
     large_call: tuple[str, dict] | None = None
     protocol: str | None = None
     env: ChildEnv = field(default_factory=ChildEnv)
+    parallel_arms: bool = False
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -114,19 +116,28 @@ def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> lis
 
 def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
     """Find each server's era, then run every server check's arms in it (concurrently in the fast
-    method) and decide each check per server. A server sharing no era with the probe gets
-    not_applicable arms."""
+    method; one server's arms one at a time unless it is declared --parallel-arms) and decide each check
+    per server. A server sharing no era with the probe gets not_applicable arms."""
     jobs = [(i, check_id, arm) for check_id in check_ids for arm in CHECKS[check_id].ARMS for i in range(len(servers))]
     workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         found = list(pool.map(lambda server: _era(server, options, on_arm), servers))
     servers = [replace(server, protocol=era["protocol"]) for server, era in zip(servers, found, strict=True)]
 
+    # one server's arms take turns unless it is declared safe in parallel: its copies may share a lock file,
+    # a port or a database, through which one arm's evidence would change another's
+    turns = [contextlib.nullcontext() if server.parallel_arms else threading.Lock() for server in servers]
+
     def arm_of(i: int, check_id: str, arm: str) -> tuple:
         server, check = servers[i], CHECKS[check_id]
         if server.protocol is None:
             return server.label, check, arm, lambda: {"not_applicable": found[i]["evidence"]}
-        return server.label, check, arm, lambda: check.run_arm(arm, server, options)
+
+        def run() -> dict:
+            with turns[i]:
+                return check.run_arm(arm, server, options)
+
+        return server.label, check, arm, run
 
     records = _run_subject_arms(jobs, arm_of, options, on_arm)
     runs = []
@@ -184,6 +195,7 @@ def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm:
         if arm != SHARED_CONTROL
         for i in range(len(hosts))
     ]
+
     def arm_of(i: int, check_id: str, arm: str) -> tuple:
         check = HOST_CHECKS[check_id]
         return hosts[i].label, check, arm, lambda: check.run_arm(arm, hosts[i], options)

@@ -3,11 +3,14 @@
     --server "mcp-server-git --repository REPO" --large-call 'git_log {"repo_path": "REPO"}'
     --server "uvx mcp-server-time" --name time --protocol legacy
 
---large-call, --name and --protocol belong to the --server given just before them (each at most
-once per server), so several servers each get their own (one command twice, once per era).
-Everything is checked here, before anything is spawned: a command shlex cannot split or whose
-program is not found, arguments that are not a JSON object, an era not known: ServerArgsError;
-a --large-call, --name or --protocol with no --server before it: parser.error.
+--large-call, --name, --protocol and --parallel-arms belong to the --server given just before
+them (each at most once per server), so several servers each get their own (one command twice, once
+per era). A server's arms run one at a time unless --parallel-arms says that its copies share
+nothing (lock files, ports, databases) they could interfere through; different servers' arms run
+side by side in the fast method. Everything is checked here, before anything is spawned: a command
+shlex cannot split or whose program is not found, arguments that are not a JSON object, an era not
+known: ServerArgsError; a --large-call, --name, --protocol or --parallel-arms with no --server before
+it: parser.error.
 """
 
 from __future__ import annotations
@@ -37,18 +40,18 @@ class _ServerAction(argparse.Action):
         if not given:
             parser.error(f"{option_string} applies to the --server or --host before it, and none was given")
         option = "--server" if given[-1]["kind"] == "command" else "--host"
-        if self.const in ("large_call", "protocol") and option == "--host":
+        if self.const in ("large_call", "protocol", "parallel_arms") and option == "--host":
             parser.error(f"{option_string} applies to a --server, not a --host")
         if self.const in given[-1]:
             parser.error(f"{option_string} given twice for {option} {given[-1]['command']!r}")
-        given[-1][self.const] = value
+        given[-1][self.const] = True if self.const == "parallel_arms" else value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--server, --large-call, --name and --protocol, in a group of their own."""
     group = parser.add_argument_group(
         "server checks (S1-S6) against any stdio server, no SDK needed",
-        "--large-call, --name and --protocol apply to the --server just before them",
+        "--large-call, --name, --protocol, --parallel-arms: for the --server just before them",
     )
     common = {"dest": "servers", "default": [], "action": _ServerAction}
     group.add_argument(
@@ -87,6 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         **common,
         help=f"speak this era only: {' or '.join(ERAS)} (default: server/discover finds it, else initialize)",
     )
+    group.add_argument(
+        "--parallel-arms",
+        const="parallel_arms",
+        nargs=0,
+        **common,
+        help="its copies share no state (lock files, ports, databases): run its arms side by side "
+        "in the fast method (default: one at a time)",
+    )
 
 
 def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
@@ -114,7 +125,9 @@ def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
         large, protocol = entry.get("large_call"), entry.get("protocol")
         if protocol is not None and protocol not in ERAS:
             raise ServerArgsError(f"--protocol {protocol!r}: one of {', '.join(ERAS)}")
-        found.append(Server(label, command, None if large is None else large_call(large), protocol, env or ChildEnv()))
+        large = None if large is None else large_call(large)
+        parallel = entry.get("parallel_arms", False)
+        found.append(Server(label, command, large, protocol, env or ChildEnv(), parallel_arms=parallel))
     return found
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -18,7 +19,7 @@ import pytest
 
 from stdio_probe import cli, runner, sample, spawn, wire
 from stdio_probe.checks import CHECKS
-from stdio_probe.model import Options, Server
+from stdio_probe.model import Finding, Options, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.server_args import ServerArgsError, large_call
 from tests.test_outputs import assert_fits, probe
@@ -254,3 +255,44 @@ def test_a_server_that_never_answers_is_inconclusive_not_a_finding(tmp_path):
     assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"]
     assert all("no answer to initialize" in run["reason"] for run in runs)
     assert spawn.run_processes() == []
+
+
+def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch):
+    """Copies of a server may share a lock file or a database: its arms take turns; different servers, and
+    one declared --parallel-arms, run side by side."""
+    running: dict[str, int] = {}
+    most: dict[str, int] = {}
+    lock = threading.Lock()
+    together = threading.Barrier(3, timeout=30)  # the parallel server's three arms, all running at once
+
+    class Turns:
+        ARMS = ("a", "b", "c")
+
+        @staticmethod
+        def run_arm(arm: str, server: Server, options: Options) -> dict:
+            with lock:
+                running[server.label] = running.get(server.label, 0) + 1
+                most[server.label] = max(most.get(server.label, 0), running[server.label])
+            if server.parallel_arms:
+                together.wait()
+            else:
+                threading.Event().wait(0.05)  # long enough for a second arm of the same server to start, if it could
+            with lock:
+                running[server.label] -= 1
+            return {}
+
+        @staticmethod
+        def assess(record: dict) -> Finding:
+            return Finding(False, "ran")
+
+    monkeypatch.setitem(runner.CHECKS, "SX", Turns)
+    monkeypatch.setattr(runner, "decide_check", lambda check, arms: {"verdict": OK, "reason": ""})
+    servers = [Server("one", "x"), Server("two", "x"), Server("free", "x", parallel_arms=True)]
+    runs = runner.run_servers(servers, ["SX"], Options(), lambda *event: None)
+    assert [run["verdict"] for run in runs] == [OK] * 3
+    assert most == {"one": 1, "two": 1, "free": 3}
+
+
+def test_parallel_arms_applies_to_the_server_before_it():
+    args = cli.parse_args(["--server", "python3", "--parallel-arms", "--server", "python3"])
+    assert [server.parallel_arms for server in cli.server_args.servers(args.servers)] == [True, False]
