@@ -279,7 +279,10 @@ FIX_L12 = {
             '            yield line.decode("utf-8", "replace") + "\\n"\n\n\n'
             "@asynccontextmanager\nasync def stdio_server(",
         ),
-        ("                    async for line in stdin:\n", "                    async for line in _cancellable_lines(stdin):\n"),
+        (
+            "                    async for line in stdin:\n",
+            "                    async for line in _cancellable_lines(stdin):\n",
+        ),
     ]
 }
 
@@ -402,6 +405,99 @@ await anyio.wait_readable(ours)
 os._exit(0)
 """
     ),
+}
+
+# Fixes in shapes that only a fast method blind to some wake source, or a fork that drops state, would
+# miss: each must read not_reproduced with both methods (tests/test_fix_shapes.py), the case id first.
+_TIMER_AT_IMPORT = """import os
+import sys
+import threading
+
+import ctypes as _ctypes
+import signal as _signal
+import time as _time
+
+_EOF_AT = []
+
+
+def _leave_after_eof(signum, frame):
+    if _EOF_AT and _time.monotonic() - _EOF_AT[0] > 1.0:
+        os._exit(0)
+
+
+_signal.signal(_signal.SIGWINCH, _leave_after_eof)  # ignored by default: harmless once Python has reset it at exit
+_TIMER, _EVENT = _ctypes.c_void_p(), (_ctypes.c_int * 16)(0, 0, _signal.SIGWINCH, 0)  # sigevent: SIGEV_SIGNAL
+_ctypes.CDLL(None).timer_create(1, _EVENT, _ctypes.byref(_TIMER))
+_ctypes.CDLL(None).timer_settime(_TIMER, 0, (_ctypes.c_long * 4)(0, 300_000_000, 0, 300_000_000), None)
+"""
+
+UNFORESEEN_FIXES = {
+    # state set at import that fork(2) drops: a repeating POSIX timer (SIGWINCH, a handler) armed when
+    # mcp.server.stdio is imported; its handler ends the server once stdin has been at EOF for 1 s
+    "L1-import-posix-timer": {
+        "server/stdio.py": [
+            ("import os\nimport sys\nimport threading\n", _TIMER_AT_IMPORT),
+            *_at_stdin_eof("_EOF_AT.append(_time.monotonic())")["server/stdio.py"],
+        ]
+    },
+    # a subreaper client: mcp.client.stdio makes its process a child subreaper at import, so what a server
+    # leaves in its session is re-parented to the client, which ends it once the server is gone
+    "L9-subreaper-client": {
+        "client/stdio.py": [
+            (
+                "logger = logging.getLogger(__name__)\n",
+                "logger = logging.getLogger(__name__)\n"
+                "__import__('ctypes').CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER\n",
+            ),
+            (
+                "    # Reaps surviving Windows job members now, not at GC; no-op on POSIX.\n",
+                "    for tid in os.listdir('/proc/self/task'):\n"
+                "        for child in open(f'/proc/self/task/{tid}/children').read().split():\n"
+                "            with suppress(OSError):\n"
+                "                if os.getsid(int(child)) == process.pid:  # adopted from the server's session\n"
+                "                    os.kill(int(child), 15)\n"
+                "    # Reaps surviving Windows job members now, not at GC; no-op on POSIX.\n",
+            ),
+        ]
+    },
+    # a detached waker: at stdin EOF the server starts a process of its own session (its parent exits
+    # at once) that sends it SIGUSR1 a second later; the handler ends the server
+    "L1-detached-waker": _at_stdin_eof(
+        """
+import signal, subprocess
+signal.signal(signal.SIGUSR1, lambda signum, frame: os._exit(0))
+subprocess.run(["/bin/sh", "-c", f"(sleep 1; kill -USR1 {os.getpid()}) <&- >&- 2>&- &"], start_new_session=True, check=True)
+"""
+    ),
+    # a delayed helper: as its shutdown starts, the client leaves a detached helper behind that SIGTERMs
+    # the server's group 1.5 s later, whatever becomes of the shutdown itself
+    "L10-delayed-helper": {
+        "client/stdio.py": [
+            (
+                "    await _close_pipe(process.stdin)\n",
+                "    await _close_pipe(process.stdin)\n"
+                "    __import__('subprocess').run(\n"
+                "        ['/bin/sh', '-c', f'(sleep 1.5; kill -TERM -{process.pid}) <&- >&- 2>&- &'], start_new_session=True\n"
+                "    )\n",
+            )
+        ]
+    },
+    # a late-closing stream: once the server has exited, the client closes its stdout stream 0.8 s later
+    # (time for output a descendant might still send), which ends the reader as at EOF
+    "L8-late-close": {
+        "client/stdio.py": [
+            (
+                "        tg.start_soon(stdin_writer)\n",
+                "        tg.start_soon(stdin_writer)\n\n"
+                "        async def close_late() -> None:\n"
+                "            while process.returncode is None:\n"
+                "                await anyio.sleep(0.05)\n"
+                "            await anyio.sleep(0.8)\n"
+                "            await _close_pipe(process.stdout)\n\n"
+                "        tg.start_soon(close_late)\n",
+            )
+        ]
+    },
 }
 
 # L5 fixed by its default alone: a client that decodes with "replace" unless told otherwise. A bug arm

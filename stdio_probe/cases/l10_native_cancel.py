@@ -26,9 +26,9 @@ proof: in PROOF_SAMPLES consecutive samples every thread of the driver sleeps
 in a wait with no timeout and nothing but its server can wake it
 (hang.prove_waiting_forever: no child but the server's tree, no pending
 signal or timer, no other live process of the driver's tree); the server
-ignores stdin EOF for LINGER_BOUND s, beyond any window. In the window method
-the host gets the whole window after the server's stdin EOF (the start of
-shutdown). The probe then ends the driver, records whether the server is
+ignores stdin EOF for LINGER_BOUND s, beyond any window. Without a proof, and
+in the window method, the host gets the whole window after the server's stdin
+EOF (the start of shutdown). The probe then ends the driver, records whether the server is
 alive and who its parent is, and reaps it by the arm's marker.
 """
 
@@ -89,17 +89,19 @@ def cancel_not_survived(record: dict) -> str | None:
 
 
 def _stuck_test(options: Options, events: str, arm_id: str) -> StuckTest:
-    """Fast: PROOF_SAMPLES proofs in a row that nothing but its server (the arm's marked tree) can wake the
-    driver; window: no return within the window after the server's stdin EOF. The evidence carries its
-    monotonic time, "t"."""
+    """Either method: no return within the window after the server's stdin EOF; fast, sooner: PROOF_SAMPLES
+    proofs in a row that nothing but its server (the arm's marked tree) can wake the driver. The evidence
+    carries its monotonic time, "t"."""
     proofs = 0
 
     def test(pid: int, marker: tuple[str, str], since: float) -> dict | None:
         nonlocal proofs
         now = time.monotonic()
+        eof = next((e["t"] for e in read_events(events) if e["event"] == "stdin_eof"), None)
+        if eof is not None and now - eof > options.window:
+            return {"decided_by": "window", "t": now}
         if options.method == "window":
-            eof = next((e["t"] for e in read_events(events) if e["event"] == "stdin_eof"), None)
-            return {"decided_by": "window", "t": now} if eof is not None and now - eof > options.window else None
+            return None
         server = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
         proof = hang.prove_waiting_forever(pid, marker, accounted=server)
         proofs = proofs + 1 if proof["proven"] else 0

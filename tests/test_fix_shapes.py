@@ -1,0 +1,53 @@
+"""Fixes in shapes the other tests do not cover, each checked to remove its defect: both methods must see it.
+
+Each shape defeats a fast method that trusts a fork too far or a proof that overlooks a wake source
+(tests/sdk_fixes.py, UNFORESEEN_FIXES): state that fork(2) drops, a subreaper client, a detached
+waker, a delayed helper, a late-closing stream. The fast run covers every case, so a fix that costs a
+fast path (fixtures exec'd, a proof withheld) must leave the other cases reproduced.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stdio_probe.cases import CASES
+from stdio_probe.model import Options
+from stdio_probe.runner import run_matrix
+from tests.sdk_fixes import UNFORESEEN_FIXES, patched_sdk
+
+WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
+EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
+
+
+@pytest.fixture(scope="module")
+def shaped(pinned, tmp_path_factory):
+    made: dict = {}
+
+    def make(name: str):
+        if name not in made:
+            made[name] = patched_sdk(tmp_path_factory.mktemp("sdk"), f"shape-{name}", UNFORESEEN_FIXES[name], pinned)
+        return made[name]
+
+    return make
+
+
+@pytest.mark.parametrize("shape", list(UNFORESEEN_FIXES))
+def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, shaped):
+    fixed_case = shape.split("-")[0]
+    runs = run_matrix([shaped(shape)], list(CASES), Options(), lambda *event: None)
+    for run in runs:
+        expected = "not_reproduced" if run["case"] == fixed_case else "reproduced"
+        assert run["verdict"] == expected, (run["case"], run["reason"])
+    if shape in EXECD:  # the fork server gave up on that SDK: every arm was exec'd, and says why
+        for run in runs:
+            for arm in run["arms"].values():
+                assert arm.get("launch") in ("exec", None), (run["case"], arm.get("launch"))
+                if "launch" in arm:
+                    assert EXECD[shape] in arm["fork_server_unavailable"], arm["fork_server_unavailable"]
+
+
+@pytest.mark.parametrize("shape", list(UNFORESEEN_FIXES))
+def test_window_method_sees_the_fix(shape, shaped):
+    fixed_case = shape.split("-")[0]
+    [run] = run_matrix([shaped(shape)], [fixed_case], WINDOW, lambda *event: None)
+    assert run["verdict"] == "not_reproduced", run["reason"]
