@@ -295,14 +295,17 @@ def prove_waiting_forever(pid: int, marker: Marker, accounted: Collection[int] =
     return {"proven": why is None, "why_not": why, "threads": threads}
 
 
-def prove_blocked_together(members: dict[int, Marker]) -> dict:
+def prove_blocked_together(members: dict[int, Marker], accounted: Collection[int] = ()) -> dict:
     """No process in members (pid: the marker of its spawned tree) can run again unless one of them does:
     {"proven": bool, "why_not": str | None, "threads": {pid: threads}}. Each sleeps for good
     (_asleep_for_good) and nothing outside the group can wake it (outside_wake_source, the others
-    counted as blocked); so none ever will (L8: a host and the process holding its server's stdout)."""
+    counted as blocked, the peers in accounted as the caller names them); so none ever will (L8: a host and
+    the process holding its server's stdout; L9: a host waiting for what its server left to end)."""
     threads = {pid: sample.threads(pid) for pid in members}
     for pid, marker in members.items():
-        why = _asleep_for_good(pid, threads[pid]) or outside_wake_source(pid, marker, blocked=members)
+        why = _asleep_for_good(pid, threads[pid]) or outside_wake_source(
+            pid, marker, blocked=members, accounted=accounted
+        )
         if why is not None:
             return {"proven": False, "why_not": f"{pid}: {why}", "threads": threads}
     return {"proven": True, "why_not": None, "threads": threads}

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from stdio_probe import sample
-from stdio_probe.driver import checkpoint
+from stdio_probe.cases import l9_descendants
 from stdio_probe.host_contract import end_server_group, process_exited
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
@@ -51,12 +51,13 @@ def test_pinned_reproduces_with_the_window_method(pinned):
 
 
 def _left(runs: dict, arm: str) -> dict:
-    return checkpoint(runs["L9"]["arms"][arm], "left")["facts"]
+    return l9_descendants.left_facts(runs["L9"]["arms"][arm])
 
 
 def test_l9_the_descendant_outlives_a_server_that_exits_by_itself(runs):
     bug = _left(runs, "bug")
     assert bug["server"]["stdin_eof_logged"] and bug["server"]["signals"] == []
+    assert runs["L9"]["arms"]["bug"]["stuck"]["decided_by"] == "proof", "the driver and what is left, blocked"
     [survivor] = bug["survivors"]
     assert survivor["pid"] == bug["descendant"] and survivor["cmdline"].startswith("sleep ")
     assert survivor["ppid"] != bug["server"]["pid"], "re-parented once its server exited"
