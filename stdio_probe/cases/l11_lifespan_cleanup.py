@@ -99,11 +99,12 @@ def _timeline(events: list[dict], origin: float) -> dict[str, float]:
 
 
 def ended_by(events: list[dict]) -> str:
-    """How the server ended, by its own log: the signal it logged, self (it logged its exit), or SIGKILL (neither)."""
+    """How the server ended, by its own log: the signal it logged, self (it logged its exit), or neither: a
+    signal it could not log (SIGKILL, or one it had no handler for, such as SIGTERM in an SDK that resets it)."""
     signals = [e["name"] for e in events if e["event"] == "signal"]
     if signals:
         return signals[-1]
-    return "self" if any(e["event"] == "exit" for e in events) else "SIGKILL"
+    return "self" if any(e["event"] == "exit" for e in events) else "an unlogged signal"
 
 
 def assess(record: dict) -> Finding:

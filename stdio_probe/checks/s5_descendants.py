@@ -17,7 +17,9 @@ from stdio_probe.model import Finding, Options, Server
 ID = "S5"
 TITLE = "no descendant outlives the server (EOF exit, SIGTERM)"
 ARMS = ("eof", "sigterm")
-SURVIVOR_GRACE = 0.5  # seconds a descendant has to end once the server has
+# seconds a descendant has to end once the server has: what outliving it means, the same in both methods (part
+# of the check's trigger, not a guess that stands in for a proof)
+SURVIVOR_GRACE = 0.5
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
