@@ -21,7 +21,7 @@ WHY_NOT = {  # what the fast method's last proof attempt must name
     "alarm-default": "interval timer armed: real",
     "posix-timer": "POSIX timer exists",
     "itimer-handler": "interval timer armed: real",
-    "peer-wakeup": "also held by",
+    "peer-wakeup": "of its spawned tree",  # the detached grandchild, by its marker
 }
 
 

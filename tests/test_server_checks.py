@@ -36,7 +36,7 @@ def command(*flags: str) -> str:
 
 
 def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None) -> dict[str, dict]:
-    server = Server("fixture", command(*flags), ("large", {}))
+    server = Server("fixture", command(*flags), ("large", {}), parallel_arms=True)  # its copies share nothing
     runs = runner.run_servers([server], checks or list(CHECKS), Options(WINDOW, method), lambda *a: None)
     return {run["case"]: run for run in runs}
 
