@@ -266,6 +266,7 @@ def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch
     together = threading.Barrier(3, timeout=30)  # the parallel server's three arms, all running at once
 
     class Turns:
+        ID = "SX"
         ARMS = ("a", "b", "c")
 
         @staticmethod
