@@ -190,7 +190,9 @@ class HostRun:
                 return {"proven": False, "why_not": "the host exited"}
             reading = {}
             for pid in hosts:
-                proof = hang.prove_waiting_forever(pid)
+                # the wake-source rule: nothing outside the host's and the scenario server's processes (its
+                # marked tree, its children, a signal or timer) can wake it
+                proof = hang.prove_waiting_forever(pid, (spawn.SERVER_MARKER, self.host_id), [*hosts, *servers])
                 if not proof["proven"]:
                     return {"proven": False, "why_not": f"host process {pid}: {proof['why_not']}"}
                 reading[pid] = proof["threads"]
