@@ -349,7 +349,7 @@ def test_fork_server_reaps_an_orphan_it_adopted_and_goes_on(tmp_path):
         [sys.executable, str(script), str(release_r)], stdout=subprocess.PIPE, env=env, pass_fds=(release_r,)
     )
     os.close(release_r)
-    adopter.stdout.readline()
+    read_line(adopter.stdout)
     os.write(release_w, b"x")
     os.close(release_w)
     out, _ = adopter.communicate(timeout=30)
