@@ -47,7 +47,7 @@ class _ServerAction(argparse.Action):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--server, --large-call, --name and --protocol, in a group of their own."""
     group = parser.add_argument_group(
-        "server checks (S1-S6) against any stdio server, no SDK needed",
+        "server checks (S1-S11) against any stdio server, no SDK needed",
         "--large-call, --name and --protocol apply to the --server just before them",
     )
     common = {"dest": "servers", "default": [], "action": _ServerAction}
