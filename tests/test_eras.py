@@ -140,8 +140,8 @@ def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_
     for label in ("None", *eras.ERAS):
         assert sdk_verdicts(runs, label) == SDK_VERDICTS, (label, {c: r["reason"] for (n, c), r in runs.items()})
     assert runs[("None", "S1")]["server"]["era"]["protocol"] == eras.MODERN
-    assert runs[(eras.MODERN, "S6a")]["headline"] == "server/discover answered after invalid JSON"
-    assert runs[(eras.LEGACY, "S6b")]["headline"] == "ping answered after invalid UTF-8"
+    assert runs[(eras.MODERN, "S6a")]["reason"] == "server/discover answered after invalid JSON"
+    assert runs[(eras.LEGACY, "S6b")]["reason"] == "ping answered after invalid UTF-8"
     assert_nothing_left(runs)
 
 
