@@ -423,7 +423,7 @@ def record_and_finish(
 
 
 def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """--server: the checks S1-S6 on each server; bad input raises before anything is spawned."""
+    """--server: the checks S1-S11 on each server; bad input raises before anything is spawned."""
     for option, given in (("--sdk", args.sdk), ("--python", args.python), ("--list-matrix", args.list_matrix)):
         if given:
             raise UsageError(f"{option} does not go with --server (the checks need no SDK)")

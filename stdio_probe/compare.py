@@ -103,10 +103,10 @@ def host_matrix(hosts: list[Host], check_ids: list[str]) -> dict:
     return {"include": include}
 
 
-def case_order(case_id: str) -> tuple[str, int]:
-    """L2 before L10: the letters, then the number."""
-    match = re.fullmatch(r"([A-Za-z]*)(\d+)", case_id)
-    return (match[1], int(match[2])) if match else (case_id, 0)
+def case_order(case_id: str) -> tuple[str, int, str]:
+    """L2 before L10, S6a before S6b before S7: the letters, the number, then its suffix."""
+    match = re.fullmatch(r"([A-Za-z]*)(\d+)([a-z]*)", case_id)
+    return (match[1], int(match[2]), match[3]) if match else (case_id, 0, "")
 
 
 def merge(paths: list[Path], argv: list[str]) -> dict:

@@ -16,7 +16,10 @@ it, and where the proof looks:
   a pending signal                    SigPnd per thread, ShdPnd, in /proc/PID[/task/TID]/status
   an fd a blocked epoll/poll watches  its epoll interest list (/proc/PID/fdinfo/EPFD) or pollfd
                                       array (/proc/PID/mem): each must be a pipe or a Unix socket
-                                      whose ends (and peer) only this process or the probe hold
+                                      whose ends (and peer) only this process or the probe hold, or
+                                      an eventfd at count 0, a disarmed timerfd or a signalfd that
+                                      no other live process holds (kcmp; libuv's and tokio's wakers):
+                                      only a thread of the process could make it ready, and none runs
   a child's exit (SIGCHLD)            no live child
   a thread that ran meanwhile         each thread's context-switch count, unchanged from the first
                                       reading to the last (the timer-query thread excepted)
@@ -25,11 +28,13 @@ it, and where the proof looks:
                                       tree (Marker: detached ones carry it too) but the process,
                                       the probe, and processes themselves proven blocked
 
-Anything unreadable or of another kind (a timerfd, eventfd, signalfd, network
-socket, a pipe another process holds) means no proof, and the caller waits
-out its window instead. The process-wide half of these (pending signals,
-POSIX timers, children, the spawned tree) is outside_wake_source, the one
-rule every proof here applies (method.md, "The wake-source rule").
+Anything unreadable or of another kind (an armed timerfd, an eventfd another
+process holds, a network socket, a pipe another process holds) means no proof,
+and the caller waits out its window instead. A Go program is never proven: its
+runtime keeps a thread in a timed wait (sysmon) and handles every signal. The
+process-wide half of these (pending signals, POSIX timers, children, the
+spawned tree) is outside_wake_source, the one rule every proof here applies
+(method.md, "The wake-source rule").
 
 prove_waiting_forever is the same rule for a client host (L10), whose wait is
 on a peer the caller names (its server): every thread sleeps with no timeout
@@ -148,13 +153,17 @@ def prove_blocked_on_pipe(
 
     if not first:
         return no("process has no readable threads")
-    if side == "write" and pipe["buffered"] < pipe["capacity"]:
+    # a writer asleep in write() on the pipe (checked below) is proof it has no room: the bytes may fall a
+    # few pages' part short of the capacity (pages part-filled by earlier writes)
+    if side == "write" and pipe["buffered"] <= pipe["capacity"] // 2:
         return no(f"pipe not full ({pipe['buffered']}/{pipe['capacity']})")
     if side == "read" and pipe["buffered"]:
         return no(f"pipe not empty ({pipe['buffered']}/{pipe['capacity']})")
     if ask_timers is None and not foreign:
         return no("interval timers cannot be asked of this process")
     if ask_timers is None:
+        if sample.go_runtime(pid):
+            return no("Go runtime: a runtime thread in a timed wait (sysmon), which can run code that exits")
         if (why := _foreign_timers(pid)) is not None:
             return no(why)
         answer = {"tid": None, "fd": None, "itimers": {}}
@@ -226,9 +235,14 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side:
     watched = _watched_fds(pid, threads)
     if isinstance(watched, str):
         return watched
-    targets = set()
+    targets, anon = set(), []
     for fd in watched:
         target = sample.fd_target(pid, fd)
+        if target is not None and target.startswith("anon_inode:"):
+            if (why := _anon_ready(pid, fd, target)) is not None:
+                return why
+            anon.append(fd)
+            continue
         if target is None or not target.startswith(("pipe:[", "socket:[")):
             return f"watched fd {fd} is {target or 'unreadable'}, which another source can make ready"
         targets.add(target)
@@ -237,6 +251,8 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side:
             if peer is None:
                 return f"watched fd {fd} ({target}) is not a Unix socket with a known peer"
             targets.add(f"socket:[{peer}]")
+    if anon and (why := _anon_shared(pid, anon)) is not None:
+        return why
     queried = {query, f"socket:[{query_peer}]"} if query is not None else set()
     holders = sample.fd_holders(targets | queried)
     probe = os.getpid()
@@ -245,6 +261,39 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side:
     for target, pids in holders.items():
         if not set(pids) <= {pid, probe}:
             return f"{target}, watched by the process, is also held by {sorted(set(pids) - {pid, probe})}"
+    return None
+
+
+QUIET_ANON = {  # an anonymous-inode file a blocked loop watches -> (fdinfo key, its value when it is not ready)
+    "anon_inode:[eventfd]": ("eventfd-count", "0"),
+    "anon_inode:[timerfd]": ("it_value", "(0, 0)"),
+    "anon_inode:[signalfd]": ("sigmask", None),  # ready only on a pending signal, which the proof rules out
+}
+
+
+def _anon_ready(pid: int, fd: int, target: str) -> str | None:
+    """Why a watched eventfd, timerfd or signalfd could be or become ready by itself, or None: an eventfd at
+    count 0 (written only by its holders), a disarmed timerfd, a signalfd (ready on a pending signal only)."""
+    if target not in QUIET_ANON:
+        return f"watched fd {fd} is {target}, which another source can make ready"
+    key, quiet = QUIET_ANON[target]
+    info = sample.fdinfo(pid, fd)
+    if info is None or key not in info:
+        return f"watched fd {fd} ({target}): its state ({key}) is unreadable"
+    if quiet is not None and info[key] != quiet:
+        return f"watched fd {fd} ({target}) may be ready: {key} {info[key]}"
+    return None
+
+
+def _anon_shared(pid: int, fds: list[int]) -> str | None:
+    """Why another live process could make one of these watched anonymous-inode files ready (it holds
+    it too), or None when only pid holds them all."""
+    holders = sample.anon_file_holders(pid, fds)
+    if holders is None:
+        return f"who else holds watched fds {fds} (eventfd, timerfd, signalfd) cannot be told (kcmp)"
+    for fd, pids in holders.items():
+        if pids != [pid]:
+            return f"watched fd {fd} ({sample.fd_target(pid, fd)}) is also held by {[p for p in pids if p != pid]}"
     return None
 
 
@@ -275,7 +324,7 @@ def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
                 return f"epoll interest list of fd {call['epfd']} unreadable"
             for entry in interest:
                 target = sample.fd_target(pid, entry["fd"])
-                if target is None or entry["ino"] is None or f":[{entry['ino']}]" not in target:
+                if target is None or entry["ino"] is None or not _same_inode(pid, entry["fd"], target, entry["ino"]):
                     return f"epoll fd {call['epfd']} watches a file no longer at fd {entry['fd']}"
                 fds.append(entry["fd"])
         elif "pollfds" in call:
@@ -284,6 +333,17 @@ def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
                 return f"the fds of thread {thread['tid']}'s poll are unreadable"
             fds += polled
     return fds
+
+
+def _same_inode(pid: int, fd: int, target: str, ino: int) -> bool:
+    """Whether pid's fd is still the file of inode ino. A pipe's or socket's link names its inode; an
+    anonymous-inode file's ("anon_inode:[eventfd]") does not, and is compared by stat instead."""
+    if not target.startswith("anon_inode:"):
+        return f":[{ino}]" in target
+    try:
+        return os.stat(f"/proc/{pid}/fd/{fd}").st_ino == ino
+    except OSError:
+        return False
 
 
 def prove_waiting_forever(pid: int, marker: Marker, accounted: Collection[int] = ()) -> dict:

@@ -30,6 +30,10 @@ SCHEMA_VERSION history:
      server (exactly one of the three); arms: bug, control (run once per host and shared by its checks),
      H4's wrapper; arm facts scenario, host (its exit facts), host_stdout, host_exited_by_itself,
      events (the scenario server's timeline), survivors, stuck (decided_by proof or window).
+ 10  server checks S1-S11: S6 split into S6a (invalid JSON) and S6b (invalid UTF-8), so a server
+     check's id may end in a letter; S4's stdout.offending may carry why (the MCP schema's or the
+     exchange's objection) and its arm schema {negotiated, judged_by}; metadata.argv keeps each
+     argument's first ARG_CAP characters.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from pathlib import Path
 from stdio_probe import __version__, env_args, package_file, sample
 from stdio_probe.model import Options
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 SCHEMA_PATH = package_file("results.schema.json")
 
 
@@ -193,6 +197,11 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+ARG_CAP = 500  # characters of one argument kept in metadata.argv (a --large-call's JSON can be 90 KB)
+
+
 def main_argv() -> list[str]:
-    """This invocation's command line as recorded: --env NAME=VALUE as NAME=*** (env_args)."""
-    return env_args.masked_argv([Path(sys.argv[0]).name, *sys.argv[1:]])
+    """This invocation's command line as recorded: --env NAME=VALUE as NAME=*** (env_args), each argument
+    bounded to ARG_CAP characters."""
+    argv = env_args.masked_argv([Path(sys.argv[0]).name, *sys.argv[1:]])
+    return [arg if len(arg) <= ARG_CAP else arg[: ARG_CAP - 1] + "…" for arg in argv]

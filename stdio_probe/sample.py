@@ -8,6 +8,7 @@ because that is a fact about the kernel ABI, not about any case.
 from __future__ import annotations
 
 import array
+import ctypes
 import fcntl
 import os
 import platform
@@ -292,6 +293,72 @@ def fd_holders(targets: set[str]) -> dict[str, list[int]]:
             if (target := fd_target(pid, int(fd))) in found:
                 found[target].add(pid)
     return {target: sorted(pids) for target, pids in found.items()}
+
+
+_KCMP = {"x86_64": 312, "aarch64": 272}
+_KCMP_FILE = 0
+
+
+def _kcmp_file(pid1: int, fd1: int, pid2: int, fd2: int) -> int:
+    """kcmp(2) KCMP_FILE: 0 when both fds are the same open file, -1 when it cannot tell (errno kept)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(_KCMP[ARCH], pid1, pid2, _KCMP_FILE, fd1, fd2)
+
+
+def anon_file_holders(pid: int, fds: list[int]) -> dict[int, list[int]] | None:
+    """For each of pid's fds on an anonymous-inode file (an eventfd, timerfd, signalfd), the pids holding
+    it (pid among them), compared by kcmp(2) with every fd of the same kind in /proc/*/fd (one scan):
+    their links ("anon_inode:[eventfd]") and inode numbers are the same for them all. None when kcmp
+    cannot tell or an fd is gone."""
+    targets = {fd: fd_target(pid, fd) for fd in fds}
+    if None in targets.values() or ARCH not in _KCMP:
+        return None
+    holders = {fd: {pid} for fd in fds}
+    kinds = set(targets.values())
+    for other in _pids():
+        if other == pid:
+            continue
+        try:
+            other_fds = os.listdir(f"/proc/{other}/fd")
+        except OSError:
+            continue
+        for other_fd in other_fds:
+            if (kind := fd_target(other, int(other_fd))) not in kinds:
+                continue
+            for fd in (fd for fd, target in targets.items() if target == kind):
+                same = _kcmp_file(pid, fd, other, int(other_fd))
+                if same < 0 and is_live(other):
+                    return None
+                if same == 0:
+                    holders[fd].add(other)
+    return {fd: sorted(found) for fd, found in holders.items()}
+
+
+def fdinfo(pid: int, fd: int) -> dict[str, str] | None:
+    """The 'key: value' lines of /proc/<pid>/fdinfo/<fd> (eventfd-count, it_value, sigmask, ...), or None."""
+    text = _read(f"/proc/{pid}/fdinfo/{fd}")
+    if text is None:
+        return None
+    return {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in text.splitlines())}
+
+
+def go_runtime(pid: int) -> bool | None:
+    """Whether the process's executable was built by Go (an ELF section .go.buildinfo), None when unreadable."""
+    try:
+        with open(f"/proc/{pid}/exe", "rb") as exe:
+            head = exe.read(64)
+            if head[:4] != b"\x7fELF" or head[4] != 2:  # 64-bit ELF only
+                return False
+            shoff, = struct.unpack_from("<Q", head, 0x28)
+            shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 0x3A)
+            exe.seek(shoff)
+            table = exe.read(shentsize * shnum)
+            names_at, names_size = struct.unpack_from("<QQ", table, shstrndx * shentsize + 0x18)
+            exe.seek(names_at)
+            names = exe.read(names_size)
+    except (OSError, struct.error, IndexError):
+        return None
+    return b"\x00.go.buildinfo\x00" in names
 
 
 def children(pid: int) -> list[int]:

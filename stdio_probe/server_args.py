@@ -50,7 +50,7 @@ class _ServerAction(argparse.Action):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--server, --large-call, --name and --protocol, in a group of their own."""
     group = parser.add_argument_group(
-        "server checks (S1-S6) against any stdio server, no SDK needed",
+        "server checks (S1-S11) against any stdio server, no SDK needed",
         "--large-call, --name, --protocol, --parallel-arms: for the --server before",
     )
     common = {"dest": "servers", "default": [], "action": _ServerAction}

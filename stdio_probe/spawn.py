@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -307,9 +308,33 @@ def spawn_command(command: str, env: dict[str, str] | None = None, inherit: bool
     argv = shlex.split(command)
     if not argv:
         raise ValueError("empty server command")
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        argv = _with_default_sigint(argv)
     server_id = uuid.uuid4().hex
     process = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
     return Child(process, time.monotonic(), StderrRing(process.stderr)), server_id
+
+
+_DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: those are reset too, as Popen does
+    "import os, signal, sys\n"
+    "for name in ('SIGINT', 'SIGQUIT', 'SIGPIPE', 'SIGXFSZ'):\n"
+    "    signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
+def _with_default_sigint(argv: list[str]) -> list[str]:
+    """argv run with SIGINT's and SIGQUIT's default dispositions, where the probe's SIGINT is ignored
+    (a background job's).
+
+    An ignored signal stays ignored across exec, so a server started from such a probe would ignore
+    SIGINT as it never would from a terminal (S9). A stub resets them (and SIGPIPE, SIGXFSZ, which its
+    own interpreter ignores) and execs argv (same pid); Popen's preexec_fn would do it without the
+    stub but is unsafe in a probe that runs threads.
+    """
+    if shutil.which(argv[0]) is None:
+        raise FileNotFoundError(f"{argv[0]} not found")
+    return [sys.executable, "-I", "-S", "-c", _DEFAULT_SIGINT, *argv]
 
 
 class ForkServers:

@@ -51,7 +51,7 @@ examples:
   git bisect run probe-stdio-lifecycle --only L3 --sdk . --bisect
   probe-stdio-lifecycle --server "mcp-server-git --repository ." \\
       --large-call 'git_log {"repo_path": ".", "max_count": 1500}'
-                                             checks S1-S6 on any stdio server
+                                             checks S1-S11 on any stdio server
   probe-stdio-lifecycle --host "node client.js {server}" --name my-host
                                              checks H1-H10 on any stdio host"""
 

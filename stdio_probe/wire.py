@@ -117,10 +117,18 @@ class StdoutReader:
     (a banner, a log line, an empty line, a line too long to parse) is also kept as offending; the
     server's own requests to the client are noted in requests. pause() stops reading for good, leaving
     stdout unread from then on. One reader for the cases' fixtures and the checks' servers alike.
+
+    judge (S4), given every parsed message in order, returns why it is not allowed or None; the first
+    message it refuses is kept as offending too, with its why. line_cap raises LINE_CAP for a reader
+    that must parse a large answer whole to judge it.
     """
 
-    def __init__(self, child: Child) -> None:
+    def __init__(
+        self, child: Child, judge: Callable[[dict], str | None] | None = None, line_cap: int = LINE_CAP
+    ) -> None:
         self.child = child
+        self.judge = judge
+        self.line_cap = line_cap
         self.fd = child.process.stdout.fileno()
         self.bytes = 0
         self.lines = 0
@@ -154,10 +162,10 @@ class StdoutReader:
             self.bytes += len(chunk)
             *ends, rest = chunk.split(b"\n")
             for piece in ends:
-                head, tail, length = _extend(head, tail, length, piece)
+                head, tail, length = _extend(head, tail, length, piece, self.line_cap)
                 self._line(bytes(head), bytes(tail), length)
                 head, tail, length = bytearray(), bytearray(), 0
-            head, tail, length = _extend(head, tail, length, rest)
+            head, tail, length = _extend(head, tail, length, rest, self.line_cap)
         if length and not self._stop.is_set():  # a last line with no newline
             self._line(bytes(head), bytes(tail), length)
         self.eof.set()
@@ -168,12 +176,15 @@ class StdoutReader:
         room = len(self.messages) < KEPT_LINES and self._kept + cost <= KEPT_CAP
         if not length and not room and self.offending is not None:
             return  # an empty line once nothing more is kept: counted only (a flood of them stays cheap)
-        oversize = length > LINE_CAP
+        oversize = length > self.line_cap
         message = _oversize(head, tail.rstrip(b"\r"), length) if oversize else _parse(head.rstrip(b"\r"))
-        if (message is None or oversize) and self.offending is None:
+        why = self.judge(message) if message is not None and not oversize and self.judge is not None else None
+        if (message is None or oversize or why is not None) and self.offending is None:
             self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
             if oversize:
-                self.offending["unparsed"] = f"longer than {LINE_CAP} bytes: not parsed"
+                self.offending["unparsed"] = f"longer than {self.line_cap} bytes: not parsed"
+            if why is not None:
+                self.offending["why"] = why
         if message is None:
             message = {"unparsed": shorten_bytes(head)}
         elif "id" in message and "method" not in message:
@@ -223,9 +234,11 @@ class StdoutReader:
         self._thread.join(timeout)
 
 
-def _extend(head: bytearray, tail: bytearray, length: int, piece: bytes) -> tuple[bytearray, bytearray, int]:
-    """A line's head (its first LINE_CAP bytes) and tail (its last LINE_CAP // 2), grown by piece."""
-    room = LINE_CAP - len(head)
+def _extend(
+    head: bytearray, tail: bytearray, length: int, piece: bytes, cap: int = LINE_CAP
+) -> tuple[bytearray, bytearray, int]:
+    """A line's head (its first cap bytes) and tail (its last LINE_CAP // 2), grown by piece."""
+    room = cap - len(head)
     head += piece[:room]
     tail += piece
     del tail[: -(LINE_CAP // 2)]

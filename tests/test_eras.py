@@ -21,10 +21,11 @@ from stdio_probe.model import Options, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.sdk import Request, resolve
 from tests.test_outputs import assert_fits, probe
-from tests.test_server_checks import BUG, OK, SHAPES, WELL, WINDOW, assert_nothing_left, command
+from tests.test_server_checks import BUG, OK, SHAPES, WINDOW, assert_nothing_left, command
 
 API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
 ERA_OF = {"legacy": eras.LEGACY, "modern": eras.MODERN, "both": eras.MODERN}  # what server/discover finds
+LEGACY_ONLY = {"answers a notification": "2026-07-28 has no notifications/initialized for it to answer"}
 
 
 def run_servers(servers: list[Server], checks: list[str] | None = None, window: float = WINDOW) -> dict:
@@ -41,8 +42,12 @@ def verdicts(runs: dict, label: str) -> dict:
 def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
     """The legacy era is test_server_checks' own (the fixture's default)."""
     flags, expected = SHAPES[shape]
+    if era != "legacy" and shape in LEGACY_ONLY:  # "both" is found modern
+        pytest.skip(LEGACY_ONLY[shape])
     runs = run_servers([Server("fixture", command(*flags, "--era", era), ("large", {}))])
-    assert verdicts(runs, "fixture") == expected, {case: run["reason"] for (_, case), run in runs.items()}
+    judged = {case: verdict for case, verdict in expected.items() if verdict is not None}
+    found = {case: verdict for case, verdict in verdicts(runs, "fixture").items() if case in judged}
+    assert found == judged, {case: run["reason"] for (_, case), run in runs.items()}
     for run in runs.values():
         assert run["server"]["era"]["protocol"] == ERA_OF[era], run["server"]["era"]
         assert all(arm.get("protocol", eras.MODERN) == eras.MODERN for arm in run["arms"].values())
@@ -64,8 +69,8 @@ def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
     ids=["-32601", "-32602", "silent", "exits", "modern", "both", "both-forced-legacy", "both-forced-modern"],
 )
 def test_the_era_is_found_once_per_server_and_every_arm_speaks_it(flags, protocol, found, evidence):
-    runs = run_servers([Server("fixture", command(*flags), ("large", {}), protocol)], ["S1", "S2", "S6"])
-    assert verdicts(runs, "fixture") == {"S1": OK, "S2": OK, "S6": OK}, [r["reason"] for r in runs.values()]
+    runs = run_servers([Server("fixture", command(*flags), ("large", {}), protocol)], ["S1", "S2", "S6a"])
+    assert verdicts(runs, "fixture") == {"S1": OK, "S2": OK, "S6a": OK}, [r["reason"] for r in runs.values()]
     era = runs[("fixture", "S1")]["server"]["era"]
     assert era["protocol"] == found and evidence in era["evidence"]
     assert era["chosen_by"] == ("--protocol" if protocol else "server/discover") and ("probe" in era) != bool(protocol)
@@ -74,7 +79,7 @@ def test_the_era_is_found_once_per_server_and_every_arm_speaks_it(flags, protoco
     for run in runs.values():
         for arm in run["arms"].values():
             assert arm["protocol"] == found and arm["opening"]["method"] == opening
-    assert runs[("fixture", "S6")]["arms"]["bug"]["ping_method"] == liveness
+    assert runs[("fixture", "S6a")]["arms"]["bug"]["ping_method"] == liveness
     assert_nothing_left(runs)
 
 
@@ -83,10 +88,10 @@ def test_an_era_the_server_lacks_gives_no_verdict_and_says_what_refused():
         Server("modern-only", command("--era", "modern"), None, eras.LEGACY),
         Server("legacy-only", command(), None, eras.MODERN),
     ]
-    runs = run_servers(servers, ["S1", "S6"])
+    runs = run_servers(servers, ["S1", "S6a"])
     assert {key: run["verdict"] for key, run in runs.items()} == dict.fromkeys(runs, "inconclusive")
     assert "initialize refused: error -32601" in runs[("modern-only", "S1")]["reason"]
-    assert "server/discover refused: error -32601" in runs[("legacy-only", "S6")]["reason"]
+    assert "server/discover refused: error -32601" in runs[("legacy-only", "S6a")]["reason"]
 
 
 def test_a_server_sharing_no_era_with_the_probe_is_not_applicable(tmp_path):
@@ -117,7 +122,12 @@ def legacy_sdk():
         pytest.skip(f"mcp 1.30.0 unavailable: {exc}")
 
 
-SDK_VERDICTS = WELL | {"S2": BUG}  # the SDK's full-pipe hang (L1) shows as S2 in every era
+# the SDK's full-pipe hang (L1) shows as S2 in every era; S7-S11 on the SDKs are tests/test_server_table.py's
+SDK_VERDICTS = dict.fromkeys(("S1", "S3", "S4", "S5", "S6a", "S6b"), OK) | {"S2": BUG}
+
+
+def sdk_verdicts(runs: dict, label: str) -> dict[str, str]:
+    return {case: verdict for case, verdict in verdicts(runs, label).items() if case in SDK_VERDICTS}
 
 
 @pytest.mark.parametrize("which", ["pinned", "2.3.0"])
@@ -128,17 +138,17 @@ def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_
     servers = [Server(str(protocol), server, ("payload", {}), protocol) for protocol in (None, *eras.ERAS)]
     runs = run_servers(servers, window=8.0)
     for label in ("None", *eras.ERAS):
-        assert verdicts(runs, label) == SDK_VERDICTS, (label, {c: r["reason"] for (n, c), r in runs.items()})
+        assert sdk_verdicts(runs, label) == SDK_VERDICTS, (label, {c: r["reason"] for (n, c), r in runs.items()})
     assert runs[("None", "S1")]["server"]["era"]["protocol"] == eras.MODERN
-    assert runs[(eras.MODERN, "S6")]["headline"] == "server/discover answered after bad lines"
-    assert runs[(eras.LEGACY, "S6")]["headline"] == "ping answered after bad lines"
+    assert runs[(eras.MODERN, "S6a")]["reason"] == "server/discover answered after invalid JSON"
+    assert runs[(eras.LEGACY, "S6b")]["reason"] == "ping answered after invalid UTF-8"
     assert_nothing_left(runs)
 
 
 def test_a_legacy_sdk_server_is_found_legacy_by_its_refusal(legacy_sdk):
     server = Server("fastmcp", f"{legacy_sdk.python} {API_FIXTURE} --payload-bytes 300000", ("payload", {}))
     runs = run_servers([server], window=8.0)
-    assert verdicts(runs, "fastmcp") == SDK_VERDICTS, {c: r["reason"] for (_, c), r in runs.items()}
+    assert sdk_verdicts(runs, "fastmcp") == SDK_VERDICTS, {c: r["reason"] for (_, c), r in runs.items()}
     era = runs[("fastmcp", "S1")]["server"]["era"]
     assert era["protocol"] == eras.LEGACY and "error -32602" in era["evidence"]
     assert_nothing_left(runs)

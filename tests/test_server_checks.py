@@ -1,4 +1,4 @@
-"""The server checks (S1-S6) on real processes: a stdlib server (fixtures/fixture_check_server.py),
+"""The server checks (S1-S11) on real processes: a stdlib server (fixtures/fixture_check_server.py),
 well behaved by default and given each defect shape by a flag; a hostile one that must not hang
 the probe; the hang proof's foreign mode; and --server through the CLI.
 
@@ -7,6 +7,7 @@ Every test also passes conftest's guard: no process of the run is left alive.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import sys
@@ -17,8 +18,8 @@ import xml.etree.ElementTree as ET
 import jsonschema
 import pytest
 
-from stdio_probe import cli, runner, sample, spawn, wire
-from stdio_probe.checks import CHECKS
+from stdio_probe import cli, hang, runner, sample, spawn, wire
+from stdio_probe.checks import CHECKS, session
 from stdio_probe.model import Finding, Options, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.server_args import ServerArgsError, large_call
@@ -29,6 +30,7 @@ WINDOW = 3.0
 OK = "not_reproduced"
 BUG = "reproduced"
 WELL = dict.fromkeys(CHECKS, OK)
+PIDFD_GETFD = {"x86_64": 438, "aarch64": 438}[sample.ARCH]
 
 
 def command(*flags: str) -> str:
@@ -51,13 +53,27 @@ def assert_nothing_left(runs: dict[str, dict]) -> None:
 
 SHAPES = {
     "well-behaved": ((), WELL),
-    "no exit on EOF": (("--no-exit-on-eof",), WELL | {"S1": BUG, "S2": "inconclusive"}),
-    "ignores SIGTERM": (("--ignore-sigterm",), WELL | {"S3": BUG}),
+    # S8 ends with EOF too; S10 has no ending to judge
+    "no exit on EOF": (
+        ("--no-exit-on-eof",),
+        WELL | {"S1": BUG, "S2": "inconclusive", "S8": BUG, "S10": "inconclusive"},
+    ),
+    "ignores SIGTERM": (("--ignore-sigterm",), WELL | {"S3": BUG, "S11": BUG}),
     "banner on stdout": (("--banner",), WELL | {"S4": BUG}),
     "leaves a child": (("--leave-child",), WELL | {"S5": BUG}),
     "leaves a child in a new session": (("--leave-child", "--child-new-session"), WELL | {"S5": BUG}),
-    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6": BUG}),
+    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6a": BUG, "S6b": BUG}),
+    "dies on invalid UTF-8 only": (("--die-on-bad-utf8",), WELL | {"S6b": BUG}),
+    "mute after invalid JSON only": (("--mute-on-bad-json",), WELL | {"S6a": BUG}),
     "large answer blocks the reading": (("--blocking-writes",), WELL | {"S2": BUG}),
+    # S2 not judged: when the 35-byte line is still in the pipe, it takes a pipe buffer of its own and the large
+    # answer never fills the pipe's bytes (inconclusive); read before the reader paused, it is not_reproduced
+    "answers a notification": (("--answer-notifications",), WELL | {"S4": BUG, "S2": None}),
+    "drops answers at EOF": (("--drop-at-eof",), WELL | {"S7": BUG}),
+    "spins when the reader is gone": (("--spin-on-epipe",), WELL | {"S8": BUG}),
+    "ignores SIGINT": (("--ignore-sigint",), WELL | {"S9": BUG}),
+    "traceback at EOF": (("--traceback-at-eof",), WELL | {"S10": BUG}),
+    "SIGTERM waits for the unread answer": (("--drain-on-sigterm",), WELL | {"S11": BUG}),
 }
 
 
@@ -65,7 +81,8 @@ SHAPES = {
 def test_each_defect_shape_shows_in_its_check_alone(shape):
     flags, expected = SHAPES[shape]
     runs = run_checks(flags)
-    assert {case: run["verdict"] for case, run in runs.items()} == expected, {c: r["reason"] for c, r in runs.items()}
+    verdicts = {case: run["verdict"] for case, run in runs.items() if expected[case] is not None}
+    assert verdicts == {c: v for c, v in expected.items() if v is not None}, {c: r["reason"] for c, r in runs.items()}
     assert_nothing_left(runs)
 
 
@@ -83,6 +100,38 @@ def test_large_answer_hang_is_proven_without_waiting_the_window():
     bug = runs["S2"]["arms"]["bug"]
     assert bug["decided_by"] == "proof" and bug["decided_after_eof_s"] < WINDOW
     assert bug["proof"]["timer_answer"] == {"tid": None, "fd": None, "itimers": {}}
+
+
+def test_an_event_loop_waiting_on_its_own_eventfd_and_a_disarmed_timerfd_is_proven_blocked():
+    runs = run_checks(("--blocking-writes", "--eventfd-loop"), checks=["S2"])
+    bug = runs["S2"]["arms"]["bug"]
+    assert runs["S2"]["verdict"] == BUG and bug["decided_by"] == "proof", bug.get("proof_attempts")
+    assert not any("no longer at fd" in (a["why_not"] or "") for a in bug["proof_attempts"])
+
+
+def test_sigterm_waiting_for_the_unread_answer_is_proven_and_ends_once_drained():
+    runs = run_checks(("--drain-on-sigterm",), checks=["S11"])
+    bug = runs["S11"]["arms"]["bug"]
+    assert bug["decided_by"] == "proof" and bug["decided_after_sigterm_s"] < WINDOW
+    assert bug["exited_after_drain"] and bug["exit_code"] == 0
+
+
+@pytest.mark.parametrize(
+    ("exit_after_s", "cpu_s", "shown"),
+    [(0.05, 0.0, False), (2.0, 1.2, True), (None, 0.0, True), (None, 9.0, True), (2.0, 0.5, False)],
+)
+def test_s8_calls_more_than_half_a_core_a_spin_even_when_the_server_exits(exit_after_s, cpu_s, shown):
+    observed = exit_after_s or WINDOW
+    record = {"initialized": True, "bound_s": WINDOW, "exit_after_s": exit_after_s, "cpu_s": cpu_s}
+    finding = CHECKS["S8"].assess(record | {"observed_s": observed, "exit_code": 0, "signal": None})
+    assert finding.shown is shown and ("spin" in finding.note) == (cpu_s / observed > 0.5)
+
+
+def test_s4_names_the_schemas_objection_to_a_response_without_an_id():
+    run = run_checks(("--answer-notifications",), checks=["S4"])["S4"]
+    offending = run["arms"]["bug"]["stdout"]["offending"]
+    assert offending["text"] == '{"jsonrpc": "2.0", "result": null}' and offending["line"] == 2
+    assert "not a JSON-RPC message of MCP 2025-11-25" in offending["why"]
 
 
 def test_no_proof_for_a_server_with_a_sigalrm_handler_the_window_decides():
@@ -115,8 +164,9 @@ def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
     )
     started = time.monotonic()
     runs = run_checks(flags)
-    # plus the era probe's own start: SIGTERM ignored, it is killed after TERM_GRACE, as an arm's server is
-    assert time.monotonic() - started < 8 * WINDOW + 2 * spawn.TERM_GRACE
+    # a window per arm, plus the era probe's own start: SIGTERM ignored, it is killed after TERM_GRACE
+    arms = sum(len(c.ARMS) for c in CHECKS.values())
+    assert time.monotonic() - started < arms * WINDOW + 2 * spawn.TERM_GRACE
     assert runs["S4"]["verdict"] == BUG and runs["S5"]["verdict"] == BUG and runs["S3"]["verdict"] == BUG
     for run in runs.values():
         for arm in run["arms"].values():
@@ -217,12 +267,12 @@ def test_cli_runs_every_check_on_every_server_and_records_its_identity(cli_run):
     }
     assert runs[0]["server"]["era"]["protocol"] == "legacy"  # the fixture's default (test_eras: both eras)
     assert_fits(cli_run["done"].stdout)
-    assert "bad" in cli_run["done"].stdout and "S6" in cli_run["done"].stdout
+    assert "bad" in cli_run["done"].stdout and "S11" in cli_run["done"].stdout
 
 
 def test_cli_junit_has_a_testcase_per_server_and_check(cli_run):
     root = ET.parse(cli_run["folder"] / "junit.xml").getroot()
-    assert root.get("tests") == "12" and root.get("failures") == "2"
+    assert root.get("tests") == str(2 * len(CHECKS)) and root.get("failures") == "2"
     names = {(case.get("classname"), case.get("name").split()[0]) for case in root.iter("testcase")}
     assert names == {(label, c) for label in ("good", "bad") for c in CHECKS}
 
@@ -251,7 +301,7 @@ def test_a_single_server_summary_is_a_line_per_check_without_a_host_contract_col
 
 
 def test_a_server_that_never_answers_is_inconclusive_not_a_finding(tmp_path):
-    runs = runner.run_servers([Server("sleep", "sleep 30")], ["S1", "S6"], Options(1.0), lambda *a: None)
+    runs = runner.run_servers([Server("sleep", "sleep 30")], ["S1", "S6a"], Options(1.0), lambda *a: None)
     assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"]
     assert all("no answer to initialize" in run["reason"] for run in runs)
     assert spawn.run_processes() == []
@@ -297,3 +347,31 @@ def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch
 def test_parallel_arms_applies_to_the_server_before_it():
     args = cli.parse_args(["--server", "python3", "--parallel-arms", "--server", "python3"])
     assert [server.parallel_arms for server in cli.server_args.servers(args.servers)] == [True, False]
+
+
+def test_an_eventfd_another_process_holds_is_a_wake_source():
+    """The proof holds on the fixture's own eventfd, and fails once this process holds it too (pidfd_getfd)."""
+    s = session.Session(Server("fixture", command("--blocking-writes", "--eventfd-loop")))
+    try:
+        assert s.initialize(Options(WINDOW))
+        s.reader.pause()
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "large", "arguments": {}}}
+        s.send(call)
+        read_fd, pid = s.child.process.stdout.fileno(), s.child.pid
+        assert s.child.wait_for(lambda: sample.pipe_fill(read_fd)["buffered"] == 65536, WINDOW)
+        s.close_stdin()
+        assert s.child.wait_for(lambda: hang.prove_blocked_on_pipe(pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True)["proven"], WINDOW)
+        (target,) = [
+            int(fd) for fd in os.listdir(f"/proc/{pid}/fd") if sample.fd_target(pid, int(fd)).endswith("[eventfd]")
+        ]
+        pidfd = os.pidfd_open(pid)
+        held = ctypes.CDLL(None, use_errno=True).syscall(PIDFD_GETFD, pidfd, target, 0)
+        assert held >= 0, os.strerror(ctypes.get_errno())
+        try:
+            why = hang.prove_blocked_on_pipe(pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True)["why_not"]
+            assert why == f"watched fd {target} (anon_inode:[eventfd]) is also held by [{os.getpid()}]"
+        finally:
+            os.close(held)
+            os.close(pidfd)
+    finally:
+        s.end()

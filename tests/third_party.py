@@ -1,8 +1,10 @@
 """Real servers nobody here wrote, for the server checks' tests: installed once, cached, reused.
 
 mcp-server-time and mcp-server-git come from the package index into a virtual environment of
-their own (never the probe's), made with the pinned uv; @modelcontextprotocol/server-filesystem
-comes from npm into a folder of its own, where node and npm exist. Both live under SERVERS_CACHE,
+their own (never the probe's), made with the pinned uv; so does each server of the server table
+(TABLE_PYTHON: one environment each, their pins differ). The npm servers (NPM_SERVERS: the
+reference TypeScript servers, the TypeScript SDK, and the Go and Rust binaries npm ships) come
+from npm into a folder of their own, where node and npm exist. Both live under SERVERS_CACHE,
 named by a hash of what defines them, with a lock per folder (parallel test sessions) and a
 marker (servers.json) written last: a folder without it, or with another list, is rebuilt, and a
 failed build leaves nothing behind. Also here: the inputs of the large calls, a generated git
@@ -25,7 +27,22 @@ from stdio_probe.envs import CACHEDIR_TAG, base_python
 
 SERVERS_CACHE = Path(os.environ.get("STDIO_PROBE_SERVERS", Path.home() / ".cache" / "stdio-probe" / "servers"))
 PYTHON_SERVERS = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"]
-NPM_SERVERS = ["@modelcontextprotocol/server-filesystem@2026.8.31"]
+TABLE_PYTHON = {  # the server table's Python servers and SDKs: label -> pinned requirements
+    "mcp-server-fetch": ["mcp-server-fetch==2026.10.24"],
+    "mcp-server-sqlite": ["mcp-server-sqlite==2025.4.25", "mcp==1.30.0"],  # it uses mcp 1.x's API, pins none
+    "fastmcp": ["fastmcp==4.2.3"],
+    "python-sdk": ["mcp==2.3.0"],
+}
+NPM_SERVERS = [
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/server-memory@2026.8.31",
+    "@modelcontextprotocol/server-sequential-thinking@2026.8.31",
+    "@modelcontextprotocol/sdk@1.32.2",
+    "mcp-time-linux-x64@0.4.0",  # Go (mcp-go), a prebuilt binary
+    "mcp-cron-linux-amd64@0.9.1",  # Go (go-sdk), a prebuilt binary
+    "@leanspec/mcp-linux-x64@0.3.0",  # Rust, a prebuilt binary
+]
 MARKER = "servers.json"
 INSTALL_TIMEOUT = 600
 LOG_COMMITS = 1500  # git_log of them all: an answer of about 317 KB, five pipes' worth
@@ -40,15 +57,21 @@ class Unavailable(Exception):
 
 def python_servers() -> Path:
     """The bin folder of the environment with PYTHON_SERVERS (made on first use)."""
+    return python_env(PYTHON_SERVERS, programs=[_program(r) for r in PYTHON_SERVERS])
+
+
+def python_env(requirements: list[str], programs: list[str] | None = None) -> Path:
+    """The bin folder of an environment with requirements (made on first use); complete when programs exist."""
     base = os.path.realpath(base_python())
-    folder = _folder("python", [*PYTHON_SERVERS, base])
+    folder = _folder("python", [*requirements, base])
 
     def build() -> None:
         uv = _uv()
         _run([uv, "venv", "--quiet", "--python", base, str(folder)])
-        _run([uv, "pip", "install", "--quiet", "--python", str(folder / "bin" / "python"), *PYTHON_SERVERS])
+        _run([uv, "pip", "install", "--quiet", "--python", str(folder / "bin" / "python"), *requirements])
 
-    _ensure(folder, PYTHON_SERVERS, build, lambda: all((folder / "bin" / _program(r)).exists() for r in PYTHON_SERVERS))
+    wanted = programs or ["python"]
+    _ensure(folder, requirements, build, lambda: all((folder / "bin" / p).exists() for p in wanted))
     return folder / "bin"
 
 
@@ -56,7 +79,7 @@ def npm_servers() -> Path:
     """The node_modules folder with NPM_SERVERS (made on first use); Unavailable without node and npm."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        raise Unavailable("node and npm are needed for @modelcontextprotocol/server-filesystem")
+        raise Unavailable("node and npm are needed for the npm servers")
     folder = _folder("npm", NPM_SERVERS)
 
     def build() -> None:
@@ -147,4 +170,6 @@ def _run(command: list[str], stdin: str | None = None) -> None:
 
 if __name__ == "__main__":  # make the caches ahead of a test session: python -m tests.third_party
     print(python_servers(), file=sys.stderr)
+    for requirements in TABLE_PYTHON.values():
+        print(python_env(requirements), file=sys.stderr)
     print(npm_servers(), file=sys.stderr)

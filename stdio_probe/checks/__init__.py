@@ -2,7 +2,8 @@
 
 A check has the shape of a case (ID, TITLE, run_arm, assess) but runs against a Server, not an
 SDK, and names its own ARMS: "bug" and "control" where a control is needed for a finding;
-otherwise every arm is a trigger of its own (decide.decide_check).
+otherwise every arm is a trigger of its own (decide.decide_check). S6a and S6b share their
+mechanism (s6_bad_input) and are judged apart: their fixes differ.
 """
 
 from stdio_probe.checks import (
@@ -11,10 +12,29 @@ from stdio_probe.checks import (
     s3_sigterm,
     s4_stdout_only_jsonrpc,
     s5_descendants,
-    s6_bad_input,
+    s6a_invalid_json,
+    s6b_invalid_utf8,
+    s7_answers_before_exit,
+    s8_reader_gone,
+    s9_sigint_idle,
+    s10_clean_ending,
+    s11_sigterm_stuck,
 )
 
 CHECKS = {
     check.ID: check
-    for check in (s1_idle_eof, s2_eof_unread, s3_sigterm, s4_stdout_only_jsonrpc, s5_descendants, s6_bad_input)
+    for check in (
+        s1_idle_eof,
+        s2_eof_unread,
+        s3_sigterm,
+        s4_stdout_only_jsonrpc,
+        s5_descendants,
+        s6a_invalid_json,
+        s6b_invalid_utf8,
+        s7_answers_before_exit,
+        s8_reader_gone,
+        s9_sigint_idle,
+        s10_clean_ending,
+        s11_sigterm_stuck,
+    )
 }

@@ -22,6 +22,7 @@ ARMS = ("bug", "control")
 PRE_EOF_DELAY = 2.0  # window method: the article's wait before closing stdin (what the control needs)
 SAMPLE_INTERVAL = 0.05
 EXIT_AFTER_DRAIN = 5.0
+STALL_S = 0.3  # seconds a more-than-half-full pipe stays unchanged before its writer counts as stopped
 CALL_ID = 1
 
 
@@ -38,13 +39,13 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             s.reader.pause()
         if not s.send(call):
             return {"initialized": True, "error": f"tools/call not sent: {s.write_blocked or 'stdin closed'}"}
-        record = {"initialized": True, "stdout_read": arm == "control", "in_flight": _in_flight(s, options)}
+        record = {"initialized": True, "stdout_read": arm == "control", "in_flight": in_flight(s, options, CALL_ID)}
         if not record["in_flight"]["seen"]:
             return record
         if options.method == "window":
             time.sleep(PRE_EOF_DELAY)
         eof_at = s.close_stdin()
-        record.update(_observe(s, eof_at, options, prove=arm == "bug" and options.method == "fast"))
+        record.update(observe(s, eof_at, options.window, prove=arm == "bug" and options.method == "fast"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
             s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should exit by itself
             record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
@@ -53,14 +54,24 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     return session.run(server, options, body)
 
 
-def _in_flight(s: session.Session, options: Options) -> dict:
+def in_flight(s: session.Session, options: Options, call_id: int) -> dict:
     """The answer on its way: the server blocked writing it, unread (bug), or received whole (control);
-    progress-bounded."""
+    progress-bounded. S2, S11."""
     read_fd = s.child.process.stdout.fileno()
     if s.stdout_read_by_reader():
-        seen = s.reader.wait_answer(CALL_ID, options.window)
+        seen = s.reader.wait_answer(call_id, options.window)
         return {"seen": seen, "bytes_received": s.reader.bytes}
-    seen = s.child.wait_for(lambda: blocked_writing(s.child.pid, read_fd), options.window)
+    stalled = {"fill": -1, "since": time.monotonic()}
+
+    def stopped() -> bool:
+        """More than half full and unchanged for STALL_S: a non-blocking writer (libuv) waits for room in
+        epoll, no thread asleep in write(2), with the pipe's pages part-filled a few KB short of its capacity."""
+        fill = sample.pipe_fill(read_fd)["buffered"]
+        if fill != stalled["fill"]:
+            stalled.update(fill=fill, since=time.monotonic())
+        return fill > sample.pipe_fill(read_fd)["capacity"] // 2 and time.monotonic() - stalled["since"] >= STALL_S
+
+    seen = s.child.wait_for(lambda: blocked_writing(s.child.pid, read_fd) or stopped(), options.window)
     return {"seen": seen, "pipe": sample.pipe_fill(read_fd)}
 
 
@@ -81,11 +92,12 @@ def blocked_writing(pid: int, read_fd: int) -> bool:
     )
 
 
-def _observe(s: session.Session, eof_at: float, options: Options, prove: bool) -> dict:
-    """Until the exit, a proof of the hang (bug arm, fast method), or the window's end."""
+def observe(s: session.Session, eof_at: float, bound: float, prove: bool, trigger: str = "eof") -> dict:
+    """Until the exit, a proof of the hang (bug arm, fast method), or bound seconds after the trigger
+    (eof_at: when stdin EOF was given for S2, SIGTERM for S11; the record's keys name it)."""
     read_fd = s.child.process.stdout.fileno()
     decided_by, last_proof, why_not = "window", None, {}
-    while time.monotonic() - eof_at < options.window:
+    while time.monotonic() - eof_at < bound:
         if s.child.process.poll() is not None:
             decided_by = "exit"
             break
@@ -101,9 +113,9 @@ def _observe(s: session.Session, eof_at: float, options: Options, prove: bool) -
     alive = s.child.process.poll() is None
     observed = {
         "decided_by": decided_by,
-        "decided_after_eof_s": round(time.monotonic() - eof_at, 3),
+        f"decided_after_{trigger}_s": round(time.monotonic() - eof_at, 3),
         "alive_at_decision": alive,
-        "exit_after_eof_s": None if alive else round(time.monotonic() - eof_at, 3),
+        f"exit_after_{trigger}_s": None if alive else round(time.monotonic() - eof_at, 3),
     }
     if last_proof is not None:
         observed["proof"] = {k: v for k, v in last_proof.items() if k != "threads"}

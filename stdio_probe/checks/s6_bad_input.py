@@ -1,5 +1,10 @@
-"""S6: a line of invalid JSON and a line of invalid UTF-8 on stdin, then ping (server/discover in
-2026-07-28): the server still answers it with a result."""
+"""S6a and S6b, one bad line each, then ping (server/discover in 2026-07-28): the server still answers
+it with a result (the mechanism they share).
+
+The two bad lines are judged apart because their fixes are opposite: leanspec-mcp dies only on
+invalid UTF-8 and mcp-cron goes mute only on invalid JSON. s6a_invalid_json and s6b_invalid_utf8
+are the checks; this module sends their line and judges what followed.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +12,25 @@ from stdio_probe import eras
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Server
 
-ID = "S6"
-TITLE = "invalid JSON and invalid UTF-8 lines, then ping answered"
-ARMS = ("bug",)
-BAD_LINES = (b'{"jsonrpc": "2.0", "id": 7, "method": \n', b'{"jsonrpc": "2.0", "method": "\xff\xfe"}\n')
 PING_ID = 2
 
 
-def run_arm(arm: str, server: Server, options: Options) -> dict:
-    """After the opening, both bad lines, then the era's liveness request; wait (progress-bounded) for its answer."""
+def run_bad_line(line: bytes, server: Server, options: Options) -> dict:
+    """After the opening, line, then the era's liveness request (ping; server/discover in 2026-07-28);
+    wait (progress-bounded) for its answer."""
 
     def body(s: session.Session) -> dict:
         if not s.initialize(options):
             return {"initialized": False}
         ping = s.liveness_request(PING_ID)
-        sent = all(s.send(line) for line in BAD_LINES) and s.send(ping)
+        sent = s.send(line) and s.send(ping)
         seen = sent and s.reader.wait_answer(PING_ID, options.window)
-        answer = s.answer(PING_ID)
         return {
             "initialized": True,
+            "bad_line": line.decode("utf-8", "backslashreplace"),
             "input_accepted": sent,
             "ping_method": ping["method"],
-            "ping_answer": eras.answer_text(answer) if seen else "no answer",
+            "ping_answer": eras.answer_text(s.answer(PING_ID)) if seen else "no answer",
             "ping_answered": seen,
             "alive_after": s.child.process.poll() is None,
         }
@@ -36,23 +38,19 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     return session.run(server, options, body)
 
 
-def assess(record: dict) -> Finding:
-    """Shown when the liveness request got no answer after the bad lines; an error answer (the
-    request not served: method not found) is no evidence either way."""
+def assess_bad_line(record: dict, what: str) -> Finding:
+    """Shown when the liveness request got no answer after the bad line (what names it); an error answer
+    (the request not served: method not found) is no evidence either way."""
     if not record.get("initialized"):
         return session.not_initialized(record)
     ping, answer = record.get("ping_method", "ping"), record.get("ping_answer", "result")
     if record["ping_answered"] and answer.startswith("error"):
-        return Finding(None, f"{ping} got {answer} after the bad lines: not served, no evidence", f"{ping} not served")
+        return Finding(None, f"{ping} got {answer} after {what}: not served, no evidence", f"{ping} not served")
     if record["ping_answered"]:
-        note = f"{ping} answered after invalid JSON and invalid UTF-8"
-        return Finding(False, note, f"{ping} answered after bad lines")
+        return Finding(False, f"{ping} answered after {what}", f"{ping} answered after {what}")
     if record["alive_after"] and (why := session.blocked_on_client(record)):
-        return Finding(None, f"{ping} unanswered, not for the bad lines: {why}", why)
+        return Finding(None, f"{ping} unanswered, not for {what}: {why}", why)
     if not record["alive_after"]:
-        return Finding(
-            True,
-            f"exited {record['exit_code']} after the bad lines, {ping} unanswered",
-            f"exited {record['exit_code']} on bad input",
-        )
-    return Finding(True, f"alive, but {ping} unanswered after the bad lines", f"{ping} unanswered after bad lines")
+        how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
+        return Finding(True, f"ended ({how}) after {what}, {ping} unanswered", f"{how} on {what}")
+    return Finding(True, f"alive, but {ping} unanswered after {what}", f"{ping} unanswered after {what}")

@@ -15,7 +15,7 @@ import time
 from contextlib import suppress
 from dataclasses import replace
 
-from stdio_probe import eras, sample, spawn, wire
+from stdio_probe import eras, mcp_schema, sample, spawn, wire
 from stdio_probe.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
@@ -24,15 +24,22 @@ OPENING_ID = 0
 
 class Session:
     """A started server: child, its marker, its stdout reader (None once the arm stops reading), and
-    the era it is spoken to in (server.protocol; legacy where none was set)."""
+    the era it is spoken to in (server.protocol; legacy where none was set).
 
-    def __init__(self, server: Server) -> None:
+    With judged (S4), an mcp_schema.Exchange sees every request the probe sends and judges every
+    message the server writes; line_cap lets the reader parse a large answer whole.
+    """
+
+    def __init__(self, server: Server, judged: bool = False, line_cap: int = wire.LINE_CAP) -> None:
         self.server = server
         self.era = server.protocol or eras.LEGACY
         self.opening: dict | None = None  # the opening request's method and how it was answered
+        revision = eras.MODERN if eras.is_modern(self.era) else mcp_schema.ASKED
+        self.exchange = mcp_schema.Exchange(revision) if judged else None
         self.child, self.server_id = spawn.spawn_command(server.command, server.env.values, server.env.inherit)
         self.sid = self.child.pid  # its own session: start_new_session
-        self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child)
+        judge = self.exchange.judge if self.exchange is not None else None
+        self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child, judge, line_cap)
         self.write_blocked: str | None = None  # why a write to the server gave up (it stopped reading stdin)
 
     def initialize(self, options: Options) -> bool:
@@ -70,8 +77,12 @@ class Session:
     def send(self, message: dict | bytes) -> bool:
         """One message (a request gains what the era requires: eras.stamp) or raw line on stdin;
         False when the server no longer reads it."""
+        if isinstance(message, dict):
+            message = eras.stamp(self.era, message)
+            if self.exchange is not None:
+                self.exchange.sent(message)
         try:
-            wire.send(self.child, eras.stamp(self.era, message) if isinstance(message, dict) else message, self.reader)
+            wire.send(self.child, message, self.reader)
         except wire.WriteBlocked as exc:
             self.write_blocked = str(exc)
             return False
@@ -134,10 +145,10 @@ def _brief(process: dict) -> dict:
     return {"pid": process["pid"], "cmdline": process["cmdline"]}
 
 
-def run(server: Server, options: Options, body) -> dict:
+def run(server: Server, options: Options, body, **session_args) -> dict:
     """Start the server, run body(session) for the arm's own record, end it whatever happens."""
     try:
-        session = Session(server)
+        session = Session(server, **session_args)
     except (OSError, ValueError) as exc:
         return {"error": f"cannot start {server.command!r}: {exc}"}
     try:

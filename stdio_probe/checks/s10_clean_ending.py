@@ -1,0 +1,51 @@
+"""S10: a clean ending at idle stdin EOF: exit status 0, no death by signal, no crash trace on stderr.
+
+EOF is the spec's way to end a stdio server, not an error: a server that ends it with a traceback,
+a panic or SIGABRT (the Python SDK's servers where a thread holds the stdin lock at interpreter
+shutdown: ha-mcp #2027, fabric-rti-mcp #211) reports a crash to every host on every normal close.
+Whether it exits at all is S1's; a server alive at the window gives S10 no ending to judge.
+"""
+
+from __future__ import annotations
+
+from stdio_probe.checks import session
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S10"
+TITLE = "idle stdin EOF: exit 0, no signal, no crash trace on stderr"
+ARMS = ("bug",)
+CRASH_MARKS = ("Traceback (most recent call last)", "panic:", "Fatal Python error", "thread '", "Segmentation fault")
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    """initialize, close stdin, wait the window for the exit."""
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        s.close_stdin()
+        return session.exit_after(s, "EOF", options.window)
+
+    return session.run(server, options, body)
+
+
+def crash_trace(stderr: str) -> str | None:
+    """The first line of stderr that starts a crash trace, or None."""
+    for line in stderr.splitlines():
+        if any(mark in line for mark in CRASH_MARKS) and ("panicked" in line or not line.startswith("thread '")):
+            return line.strip()[:120]
+    return None
+
+
+def assess(record: dict) -> Finding:
+    """Shown on a non-zero exit, a death by signal, or a crash trace on stderr after an EOF exit."""
+    if not record.get("initialized"):
+        return session.not_initialized(record)
+    if record["exit_after_s"] is None:
+        return Finding(None, f"alive {record['bound_s']:g} s after EOF: no ending to judge (S1)", "no exit (S1)")
+    trace = crash_trace(record.get("stderr", ""))
+    how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"
+    if record["signal"] or record["exit_code"] != 0 or trace:
+        seen = f"{how}" + (f", stderr: {trace!r}" if trace else "")
+        return Finding(True, f"ended at EOF with {seen}", seen[:70])
+    return Finding(False, "exit 0 at EOF, no crash trace on stderr", "exit 0, no crash trace")

@@ -1,0 +1,67 @@
+"""S11: SIGTERM while the large answer sits unread in stdout (stdin open): the server exits within a bound.
+
+The article's rule 2: a server that survives SIGTERM is a bug of its own, also (above all) when
+its answer is stuck in the pipe, as a host that stopped reading and now ends the server leaves it:
+a graceful shutdown that waits for that write to finish never ends. The trigger is S2's with
+SIGTERM in place of EOF; in the fast method a hang is called on the same kernel proof.
+"""
+
+from __future__ import annotations
+
+import time
+
+from stdio_probe import wire
+from stdio_probe.checks import session
+from stdio_probe.checks.s2_eof_unread import EXIT_AFTER_DRAIN, in_flight, observe
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S11"
+TITLE = "SIGTERM with a large answer unread: the server exits within a bound"
+ARMS = ("bug",)
+CALL_ID = 1
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    if server.large_call is None:
+        return {"not_applicable": "needs --large-call 'TOOL {json arguments}' (an answer larger than the pipe)"}
+    tool, arguments = server.large_call
+    call = {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    bound = min(options.window, session.SIGTERM_BOUND)
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        s.reader.pause()
+        s.send(call)
+        record = {"initialized": True, "in_flight": in_flight(s, options, CALL_ID), "bound_s": bound}
+        if not record["in_flight"]["seen"]:
+            return record
+        s.terminate()
+        record.update(observe(s, time.monotonic(), bound, prove=options.method == "fast", trigger="sigterm"))
+        if s.child.process.poll() is None and record["decided_by"] == "proof":
+            s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should end by itself
+            record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
+        return record
+
+    return session.run(server, options, body)
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the server was alive bound_s after SIGTERM, or proven unable to exit."""
+    if not record.get("initialized"):
+        return session.not_initialized(record)
+    flight = record["in_flight"]
+    if not flight["seen"]:
+        pipe = flight["pipe"]
+        what = f"pipe {pipe['buffered']}/{pipe['capacity']}"
+        return Finding(None, f"large answer never in flight ({what})", f"answer never in flight ({what})")
+    after = record["decided_after_sigterm_s"]
+    if record["alive_at_decision"]:
+        proven = record["decided_by"] == "proof"
+        how = f"hang proven {after:.2f} s after SIGTERM" if proven else f"alive {after:.1f} s after SIGTERM"
+        if record.get("exited_after_drain"):
+            return Finding(True, f"{how}, answer unread; exited {record['exit_code']} once drained", how)
+        return Finding(True, f"{how}, answer unread, ended by {record['ended_by']}", how + ", pipe full")
+    how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
+    note = f"ended ({how}) {after:.2f} s after SIGTERM, answer unread"
+    return Finding(False, note, f"{how} {after:.2f} s after SIGTERM")

@@ -1,0 +1,71 @@
+"""S7: requests written at once and stdin closed right after: every one is answered before stdout ends.
+
+20 pings (server/discover in 2026-07-28, which has no ping) and a tools/list.
+
+Stdin EOF ends the input, not the work already asked for (python-sdk #2678, go-sdk #1061,
+rust-sdk #753): a server that exits on EOF with answers computed or in flight drops them, and
+its host sees requests that never complete. Tried by hand, each Python SDK server answered 9-12
+of these 21 and exited 0.
+"""
+
+from __future__ import annotations
+
+import json
+
+from stdio_probe import eras
+from stdio_probe.checks import session
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S7"
+TITLE = "requests then stdin EOF at once: all answered before stdout ends"
+ARMS = ("bug",)
+PINGS = 20
+FIRST_ID = 100
+
+
+def requests(s: session.Session) -> list[dict]:
+    """PINGS liveness requests (ping; server/discover in 2026-07-28) and a tools/list, ids FIRST_ID on,
+    each as the era requires it."""
+    pings = [s.liveness_request(FIRST_ID + n) for n in range(PINGS)]
+    listed = {"jsonrpc": "2.0", "id": FIRST_ID + PINGS, "method": "tools/list"}
+    return [eras.stamp(s.era, m) for m in [*pings, listed]]
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    """After the opening, every request in one write, stdin closed at once; until stdout ends or the window."""
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        sent = requests(s)
+        for message in sent:
+            s.reader.expect(message["id"])
+        accepted = s.send(b"".join(json.dumps(m).encode() + b"\n" for m in sent))
+        s.close_stdin()
+        ended = s.reader.wait_for(lambda r: r.eof.is_set(), options.window)
+        ids = [m["id"] for m in sent]
+        return {
+            "initialized": True,
+            "input_accepted": accepted,
+            "sent": len(ids),
+            "answered": sum(1 for key in ids if key in s.reader.answers),
+            "unanswered": [key for key in ids if key not in s.reader.answers],
+            "stdout_ended": ended,
+        }
+
+    return session.run(server, options, body)
+
+
+def assess(record: dict) -> Finding:
+    """Shown when a request had no answer when stdout ended (or at the window's end)."""
+    if not record.get("initialized"):
+        return session.not_initialized(record)
+    answered, sent = record["answered"], record["sent"]
+    if answered == sent:
+        return Finding(False, f"all {sent} requests answered before stdout ended", f"all {sent} answered")
+    how = f"exit {record['exit_code']}" if record["stdout_ended"] else "stdout still open at the window"
+    return Finding(
+        True,
+        f"{answered} of {sent} answered ({how}); unanswered ids {record['unanswered'][:5]}…",
+        f"{answered} of {sent} answered, {how}",
+    )

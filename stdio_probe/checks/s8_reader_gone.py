@@ -1,0 +1,74 @@
+"""S8: the client closes its read end of the server's stdout, sends a request, closes stdin:
+the server exits within a bound and does not spin.
+
+A host that crashed or closed stdout early leaves the server writing into a pipe nobody reads:
+its write fails (EPIPE, or SIGPIPE where not ignored). A server that crashes loudly, loops on
+the failing write, or never notices the EOF that follows is the defect (typescript-sdk PR #2579).
+The server's CPU time is sampled from the trigger to its end: spinning is using more than
+SPIN_SHARE of one core over the observation.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import suppress
+
+from stdio_probe import sample
+from stdio_probe.checks import session
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S8"
+TITLE = "reader gone (stdout closed), then EOF: the server exits and does not spin"
+ARMS = ("bug",)
+SPIN_SHARE = 0.5  # of one core, over the observation
+PING_ID = 2
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    """After the opening: stop reading, close the probe's read end, the era's liveness request (ping;
+    server/discover in 2026-07-28), close stdin; watch the exit and the CPU time."""
+    bound = options.window
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        s.reader.pause()
+        with suppress(OSError):
+            s.child.process.stdout.close()
+        s.reader = None  # the probe no longer reads stdout: nothing to read from
+        cpu_before, started = sample.cpu_seconds(s.child.pid), time.monotonic()
+        s.send(s.liveness_request(PING_ID))
+        s.close_stdin()
+        cpu, exited = cpu_before, False
+        while time.monotonic() - started < bound:
+            if s.child.process.poll() is not None:
+                exited = True
+                break
+            cpu = max(cpu, sample.cpu_seconds(s.child.pid))
+            time.sleep(0.05)
+        observed = time.monotonic() - started
+        return {
+            "initialized": True,
+            "bound_s": bound,
+            "exit_after_s": round(observed, 3) if exited else None,
+            "cpu_s": round(cpu - cpu_before, 3),
+            "observed_s": round(observed, 3),
+        }
+
+    return session.run(server, options, body)
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the server was alive at the bound or spent more than SPIN_SHARE of a core while alive."""
+    if not record.get("initialized"):
+        return session.not_initialized(record)
+    cpu, observed = record["cpu_s"], record["observed_s"]
+    spin = observed > 0 and cpu / observed > SPIN_SHARE
+    share = f"CPU {cpu:.2f} s in {observed:.2f} s"
+    if record["exit_after_s"] is None:
+        alive = f"alive {record['bound_s']:g} s after the reader left and EOF"
+        return Finding(True, f"{alive}, {share}{' (spinning)' if spin else ''}", alive + (", spinning" if spin else ""))
+    how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
+    if spin:
+        return Finding(True, f"ended ({how}) after {observed:.2f} s, but spinning: {share}", f"spun: {share}")
+    return Finding(False, f"ended ({how}) {observed:.2f} s after the reader left, {share}", f"{how} {observed:.2f} s")

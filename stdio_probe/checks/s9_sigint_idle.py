@@ -1,0 +1,41 @@
+"""S9: SIGINT while idle (after the handshake, stdin open): the server exits within a bound.
+
+A terminal's Ctrl-C, and hosts that stop a server as a user would, send SIGINT; python-sdk #3551
+(L12 here) leaves the server reading stdin after it. The server starts with SIGINT's default
+disposition even when the probe's is ignored (spawn.spawn_command), as it would from a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from contextlib import suppress
+
+from stdio_probe.checks import session
+from stdio_probe.model import Finding, Options, Server
+
+ID = "S9"
+TITLE = "SIGINT while idle: the server exits within a bound"
+ARMS = ("bug",)
+PING_ID = 2
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    """The opening, the era's liveness request answered (so the opening was handled: the server is idle),
+    then SIGINT to the server's pid alone; wait the bound for its exit."""
+
+    def body(s: session.Session) -> dict:
+        if not s.initialize(options):
+            return {"initialized": False}
+        if s.send(s.liveness_request(PING_ID)):
+            s.reader.wait_answer(PING_ID, options.window)
+        with suppress(ProcessLookupError):
+            os.kill(s.child.pid, signal.SIGINT)
+        return session.exit_after(s, "SIGINT", min(options.window, session.SIGTERM_BOUND))
+
+    return session.run(server, options, body)
+
+
+def assess(record: dict) -> Finding:
+    """Shown when the server was alive bound seconds after SIGINT."""
+    return session.assess_exit(record)
