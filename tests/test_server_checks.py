@@ -360,7 +360,10 @@ def test_an_eventfd_another_process_holds_is_a_wake_source():
         read_fd, pid = s.child.process.stdout.fileno(), s.child.pid
         assert s.child.wait_for(lambda: sample.pipe_fill(read_fd)["buffered"] == 65536, WINDOW)
         s.close_stdin()
-        assert s.child.wait_for(lambda: hang.prove_blocked_on_pipe(pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True)["proven"], WINDOW)
+        marker = (spawn.SERVER_MARKER, s.server_id)
+        assert s.child.wait_for(
+            lambda: hang.prove_blocked_on_pipe(pid, read_fd, marker=marker, foreign=True)["proven"], WINDOW
+        )
         (target,) = [
             int(fd) for fd in os.listdir(f"/proc/{pid}/fd") if sample.fd_target(pid, int(fd)).endswith("[eventfd]")
         ]
@@ -368,7 +371,7 @@ def test_an_eventfd_another_process_holds_is_a_wake_source():
         held = ctypes.CDLL(None, use_errno=True).syscall(PIDFD_GETFD, pidfd, target, 0)
         assert held >= 0, os.strerror(ctypes.get_errno())
         try:
-            why = hang.prove_blocked_on_pipe(pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True)["why_not"]
+            why = hang.prove_blocked_on_pipe(pid, read_fd, marker=marker, foreign=True)["why_not"]
             assert why == f"watched fd {target} (anon_inode:[eventfd]) is also held by [{os.getpid()}]"
         finally:
             os.close(held)
