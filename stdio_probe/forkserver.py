@@ -81,6 +81,15 @@ class ForkedProcess:
             if deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(self.args, timeout)
 
+    def release(self) -> None:
+        """Close the status socket (its arm is over); a status not yet read is then looked for in /proc."""
+        with self._lock:
+            if self._status is not None:
+                if self.returncode is None and sample.readable(self._status, 0) and (data := self._status.recv(4096)):
+                    self.returncode = json.loads(data)["returncode"]
+                self._status.close()
+                self._status = None
+
     def _read_status(self, timeout: float) -> int | None:
         """The return code once reported; None while running. With the fork server gone, the
         process is followed in /proc, and its end raises ForkServerError (its status is lost)."""

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import select
+import selectors
 import signal
 import subprocess
 import time
@@ -127,19 +127,24 @@ OutputSink = Callable[[bytes], None]
 
 
 def _drain(proc: subprocess.Popen, deadline: float, result: Shutdown, on_output: OutputSink | None) -> None:
-    """Read proc's stdout until EOF or the deadline; counts into result."""
+    """Read proc's stdout until EOF or the deadline; counts into result.
+
+    A selector (poll/epoll), not select(2): select fails on an fd above 1023, and a host with many
+    connections open has such fds.
+    """
     fd = proc.stdout.fileno()
-    while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            result.stdout_eof = True
-            return
-        result.stdout_bytes += len(chunk)
-        if on_output is not None:
-            on_output(chunk)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while (left := deadline - time.monotonic()) > 0:
+            if not selector.select(left):
+                return
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                result.stdout_eof = True
+                return
+            result.stdout_bytes += len(chunk)
+            if on_output is not None:
+                on_output(chunk)
 
 
 async def connect_or_close(
@@ -149,7 +154,8 @@ async def connect_or_close(
 ) -> ClientSession:
     """Prevents L3 (a connect the group rejects leaves its transport and child running).
 
-    Calls group.connect_to_server. When it raises, every session the group
+    Calls group.connect_to_server (session_params exist from 2.0 on; pass none to a 1.x group).
+    When it raises, every session the group
     opened during the call but did not record (the rejected one: the caller
     was never given a handle) is passed to group.disconnect_from_server, which
     closes its transport; then the original exception is re-raised, with a
@@ -158,8 +164,10 @@ async def connect_or_close(
     note says so. Do not run other connects on the same group concurrently.
     """
     opened_before = set(getattr(group, "_session_exit_stacks", {}))
+    # 1.x's connect_to_server takes server_params alone: pass session_params only when there are some
+    args = (server_params,) if session_params is None else (server_params, session_params)
     try:
-        return await group.connect_to_server(server_params, session_params)
+        return await group.connect_to_server(*args)
     except Exception as exc:
         opened = getattr(group, "_session_exit_stacks", None)
         if opened is None:

@@ -30,7 +30,8 @@ def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListe
     on_arm(sdk.spec, case_id, arm, "running", "")
     started = time.time()
     try:
-        record = CASES[case_id].run_arm(arm, sdk, options)
+        with spawn.arm_scope():
+            record = CASES[case_id].run_arm(arm, sdk, options)
     except Exception as exc:
         record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
     record["started_at"] = started
@@ -77,7 +78,7 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
             arms = {arm: records[(i, case_id, arm)] for arm in arms_of(case_id)}
             case = CASES[case_id]
             verdict = decide(case, arms)
-            held = mitigation(case, arms["mitigated"])
+            held = mitigation(case, arms)
             runs.append(
                 {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **verdict, "mitigation": held, "arms": arms}
             )
@@ -107,7 +108,7 @@ def run_jobs(run: Callable[..., dict], jobs: list[tuple], workers: int) -> dict[
 def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[dict]:
     """The runs of an SDK that could not be made ready: an error verdict per case, no arms."""
     sdk = {"spec": spec, **facts}
-    held = {"held": None, "note": reason}
+    held = {"held": None, "note": reason, "status": "not_evaluated"}
     return [
         {"case": case_id, "sdk": sdk, "verdict": "error", "reason": reason, "mitigation": held, "arms": {}}
         for case_id in case_ids
@@ -161,10 +162,12 @@ def _era(server: Server, options: Options, on_arm: ArmListener) -> dict:
     """session.find_era, shown in the live view when it starts a process (no --protocol). A failure
     of the probe itself leaves the legacy era, saying why, as no answer would."""
     if server.protocol is not None:
-        return session.find_era(server, options)
+        with spawn.arm_scope():
+            return session.find_era(server, options)
     on_arm(server.label, *ERA_ROW, "running", "")
     try:
-        found = session.find_era(server, options)
+        with spawn.arm_scope():
+            found = session.find_era(server, options)
     except Exception as exc:
         why = f"the era probe failed: {type(exc).__name__}: {exc}"
         found = {"protocol": eras.LEGACY, "version": None, "chosen_by": eras.DISCOVER, "evidence": why}
@@ -223,7 +226,8 @@ def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmLi
         on_arm(label, check.ID, arm, "running", "")
         started = time.time()
         try:
-            record = run()
+            with spawn.arm_scope():
+                record = run()
         except Exception as exc:
             record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
         record["started_at"] = started

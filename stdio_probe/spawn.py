@@ -20,8 +20,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +109,7 @@ class Child:
     ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
     fork_server_unavailable: str | None = None  # why it was exec'd although a fork server was meant to serve it
     marker: tuple[str, str] = ("", "")  # (SPAWN_MARKER, its value): what every process of its tree carries
+    readers: list = field(default_factory=list, repr=False)  # wire.StdoutReaders of its stdout, stopped by close()
 
     @property
     def pid(self) -> int:
@@ -168,6 +169,26 @@ class Child:
                 self.ended_by = sig.name
                 return
 
+    def close(self) -> None:
+        """Release every fd the probe holds for it (stdin, stdout, stderr, a forked child's status socket).
+
+        Called once its arm is over (arm_scope): a sweep spawns thousands of children, and fds kept
+        until the end of the run would pass 1024 (select(2)'s limit) and the process's own limit.
+        Its readers are stopped first, so none reads an fd number that a later arm has been given.
+        """
+        for reader in self.readers:
+            reader.pause()
+        self.readers.clear()
+        if isinstance(self.process, ForkedProcess):
+            self.process.release()
+        for stream in (self.process.stdin, self.process.stdout, self.stderr_file):
+            if stream is not None:
+                with suppress(OSError):
+                    stream.close()
+        if not _running(self.process):  # reaped: reap_all has nothing left to do for it
+            with _live_lock:
+                _live.discard(self.process)
+
     def record(self) -> dict:
         """The raw exit facts of this child."""
         code = self.process.returncode
@@ -180,6 +201,28 @@ class Child:
             **({"fork_server_unavailable": self.fork_server_unavailable} if self.fork_server_unavailable else {}),
             "stderr": self.stderr_text(),
         }
+
+
+_arm = threading.local()  # the children spawned by the arm running in this thread (arm_scope)
+
+
+@contextmanager
+def arm_scope() -> Iterator[None]:
+    """Close the fds of every child this thread spawns inside the block once it ends (Child.close)."""
+    previous = getattr(_arm, "children", None)
+    _arm.children = children = []
+    try:
+        yield
+    finally:
+        _arm.children = previous
+        for child in children:
+            child.close()
+
+
+def _in_scope(child: Child) -> Child:
+    if (children := getattr(_arm, "children", None)) is not None:
+        children.append(child)
+    return child
 
 
 def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> Child:
@@ -204,7 +247,8 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
     else:
         _track(process)
     marker = (SPAWN_MARKER, spawn_id)
-    return Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable, marker=marker)
+    child = Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable, marker=marker)
+    return _in_scope(child)
 
 
 def _popen(
@@ -290,6 +334,9 @@ class StderrRing:
     def seek(self, offset: int) -> None:
         """Child seeks before reading a file; a ring is always read whole."""
 
+    def close(self) -> None:
+        """Child closes a stderr file after its arm; the ring's thread closes its pipe at EOF itself."""
+
     def read(self) -> bytes:
         self._thread.join(0.2)  # what the child wrote just before it ended
         with self._lock:
@@ -312,7 +359,7 @@ def spawn_command(command: str, env: dict[str, str] | None = None, inherit: bool
         argv = _with_default_sigint(argv)
     server_id = uuid.uuid4().hex
     process = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
-    return Child(process, time.monotonic(), StderrRing(process.stderr)), server_id
+    return _in_scope(Child(process, time.monotonic(), StderrRing(process.stderr))), server_id
 
 
 _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: those are reset too, as Popen does

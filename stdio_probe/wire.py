@@ -129,6 +129,7 @@ class StdoutReader:
         self.child = child
         self.judge = judge
         self.line_cap = line_cap
+        child.readers.append(self)
         self.fd = child.process.stdout.fileno()
         self.bytes = 0
         self.lines = 0
