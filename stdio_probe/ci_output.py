@@ -5,6 +5,8 @@ JUnit has one testcase per subject (an SDK, a server or a host) and case. What f
                   that could not decide (error, inconclusive) and was not expected so is an error;
   without         the defect is the failure: reproduced fails, error and inconclusive are errors,
                   not_applicable is skipped, not_reproduced passes.
+A host contract that did not hold or could not be evaluated (decide.contract_status) is a failed
+testcase of its own, "<case> host contract", with or without --expect.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from typing import TextIO
 
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
+from stdio_probe.decide import contract_status
 from stdio_probe.expect import Problem
 from stdio_probe.record import subject, subject_title, write_text_atomic
 from stdio_probe.report import WORDS, headline
 
 EMOJI = {"reproduced": "🔴", "not_reproduced": "🟢", "inconclusive": "🟡", "error": "🟣", "not_applicable": "⚪"}
-HELD = {True: "held", False: "**not held**", None: "no evidence"}
+HELD = {"held": "held", "not_held": "**not held**", "not_evaluated": "**not evaluated**", "not_applicable": "n/a"}
 TITLES = {"mismatch": "verdict mismatch", "undecided": "probe could not decide", "stale": "stale expectation"}
 
 
@@ -39,6 +42,7 @@ def junit(runs: list[dict], problems: list[Problem] | None) -> str:
         )
         _outcome(case, run, by_run.get(id(run)), problems is not None)
         ET.SubElement(case, "system-out").text = _details(run)
+        _contract_failure(suites[name], run)
     stale = [p for p in problems or () if p.kind == "stale"]
     if stale:
         suite = ET.SubElement(root, "testsuite", name="expectations")
@@ -75,9 +79,22 @@ def _outcome(case: ET.Element, run: dict, problem: Problem | None, expecting: bo
         ET.SubElement(case, "skipped", message=reason)
 
 
+def _contract_failure(suite: ET.Element, run: dict) -> None:
+    """A host contract that did not hold, or could not be evaluated where the case applies: a failed
+    testcase of its own beside the verdict's, so neither hides the other."""
+    status = contract_status(run)
+    if status not in ("not_held", "not_evaluated"):
+        return
+    name = f"{run['case']} host contract"
+    case = ET.SubElement(suite, "testcase", classname=subject_title(run), name=name, time=_time(run))
+    message = f"host contract {status.replace('_', ' ')}: {run['mitigation']['note']}"
+    ET.SubElement(case, "failure", message=message, type=f"host_contract_{status}").text = run["mitigation"]["note"]
+
+
 def _details(run: dict) -> str:
     held = run["mitigation"]
-    return f"verdict: {run['verdict']}\nreason: {run['reason']}\nhost contract: {HELD[held['held']]}: {held['note']}"
+    status = HELD[contract_status(run)]
+    return f"verdict: {run['verdict']}\nreason: {run['reason']}\nhost contract: {status}: {held['note']}"
 
 
 def _count(target: ET.Element, testcases) -> None:
@@ -107,7 +124,7 @@ def step_summary(runs: list[dict], problems: list[Problem] | None) -> str:
     if len(subjects) == 1:
         heading = f"## stdio lifecycle probe: {next(iter(subjects.values()))}\n\n"
         rows = [
-            [run["case"], f"{EMOJI[run['verdict']]} {run['verdict']}", headline(run), HELD[run["mitigation"]["held"]]]
+            [run["case"], f"{EMOJI[run['verdict']]} {run['verdict']}", headline(run), HELD[contract_status(run)]]
             for run in runs
         ]
         text = heading + markdown_table(["case", "verdict", "decisive evidence", "host contract"], rows)
@@ -127,7 +144,8 @@ def step_summary(runs: list[dict], problems: list[Problem] | None) -> str:
 def _word(run: dict | None) -> str:
     if run is None:
         return ""
-    held = "" if run["mitigation"]["held"] is not False else " (host contract not held)"
+    status = contract_status(run)
+    held = f" (host contract {status.replace('_', ' ')})" if status in ("not_held", "not_evaluated") else ""
     return f"{EMOJI[run['verdict']]} {WORDS[run['verdict']]}{held}"
 
 

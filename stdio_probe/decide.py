@@ -65,18 +65,44 @@ def _note(case: ModuleType, record: dict) -> str:
     return record.get("not_applicable") or record.get("error") or case.assess(record).note
 
 
-def mitigation(case: ModuleType, record: dict) -> dict:
-    """Whether the host contract held on the mitigated arm: held when the defect is not shown there."""
-    if record.get("not_applicable"):
-        return {"held": None, "note": f"mitigated arm: {record['not_applicable']}"}
+def mitigation(case: ModuleType, arms: dict[str, dict]) -> dict:
+    """Whether the host contract held on the mitigated arm: held when the defect is not shown there.
+
+    status says it in one word: held, not_held, not_applicable (the case or the mitigated arm does not
+    apply to this SDK; the note says why), or not_evaluated (the case applies, but the mitigated arm
+    failed or showed nothing). not_evaluated is a failure of the host contract's check, reported
+    beside the verdict wherever verdicts are, never hidden in it.
+    """
+    record = arms["mitigated"]
+    for name in ARMS:
+        if arms.get(name, {}).get("not_applicable"):
+            return _held(None, f"{name} arm: {arms[name]['not_applicable']}", "not_applicable")
     if record.get("error"):
-        return {"held": None, "note": f"mitigated arm: {record['error']}"}
+        return _held(None, f"mitigated arm: {record['error']}", "not_evaluated")
     finding = case.assess(record)
-    return {"held": None if finding.shown is None else not finding.shown, "note": finding.note}
+    if finding.shown is None:
+        return _held(None, finding.note, "not_evaluated")
+    return _held(not finding.shown, finding.note, "not_held" if finding.shown else "held")
 
 
-NO_CONTRACT = {"held": None, "note": "server checks have no host-contract arm"}
-NO_HOST_ARM = {"held": None, "note": "host checks judge the host itself: the host contract is what they check"}
+def _held(held: bool | None, note: str, status: str) -> dict:
+    return {"held": held, "note": note, "status": status}
+
+
+def contract_status(run: dict) -> str:
+    """A run's mitigation status (held, not_held, not_applicable, not_evaluated); older files lack it:
+    derived from held, and a null held counts as not_evaluated unless the run did not apply."""
+    held = run["mitigation"]
+    if "status" in held:
+        return held["status"]
+    if held["held"] is not None:
+        return "held" if held["held"] else "not_held"
+    no_arm = run["verdict"] == "not_applicable" or "server" in run or "host" in run
+    return "not_applicable" if no_arm else "not_evaluated"
+
+
+NO_CONTRACT = _held(None, "server checks have no host-contract arm", "not_applicable")
+NO_HOST_ARM = _held(None, "host checks judge the host itself: the host contract is what they check", "not_applicable")
 
 
 def decide_check(check: ModuleType, arms: dict[str, dict]) -> dict:

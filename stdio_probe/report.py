@@ -20,6 +20,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from stdio_probe.decide import contract_status
 from stdio_probe.model import shorten
 from stdio_probe.record import subject, subject_title, write_text_atomic
 
@@ -32,8 +33,14 @@ STYLES = {
 }
 # the matrix's words: at most three characters, so twelve cases fit beside a subject in 80 columns
 WORDS = {"reproduced": "bug", "not_reproduced": "ok", "inconclusive": "?", "error": "ERR", "not_applicable": "n/a"}
-NOT_HELD = "!"
-MITIGATION = {True: "[green]held[/]", False: "[bold red]not held[/]", None: "[yellow]no evidence[/]"}
+# a cell's mark for a host contract that did not hold, or could not be evaluated where the case applies
+CONTRACT_MARKS = {"not_held": "!", "not_evaluated": "*"}
+MITIGATION = {
+    "held": "[green]held[/]",
+    "not_held": "[bold red]not held[/]",
+    "not_evaluated": "[bold yellow]not evaluated[/]",
+    "not_applicable": "[dim]n/a[/]",
+}
 RECENT_ARMS = 4  # finished arms the live view keeps showing
 # one space between columns, none at the edges: what lets a line per case fit 80 columns
 COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0), "title_justify": "left"}
@@ -114,7 +121,7 @@ def _lines(runs: list[dict]) -> Table:
         table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
     for run in runs:
         evidence = Text(headline(run))
-        held = [MITIGATION[run["mitigation"]["held"]]] if contract else []
+        held = [MITIGATION[contract_status(run)]] if contract else []
         table.add_row(run["case"], verdict_text(run["verdict"]), evidence, *held)
     return table
 
@@ -130,15 +137,16 @@ def _matrix(runs: list[dict]) -> Group:
     for name, title in titles.items():
         table.add_row(Text(title), *(_cell(cells.get((name, case))) for case in cases))
     legend = " · ".join(f"{word} {verdict}" for verdict, word in WORDS.items())
-    return Group(table, Text(f"{legend} · {NOT_HELD} host contract not held · -v: every reason", style="dim"))
+    marks = " · ".join(f"{mark} host contract {status.replace('_', ' ')}" for status, mark in CONTRACT_MARKS.items())
+    return Group(table, Text(f"{legend} · {marks} · -v: every reason", style="dim"))
 
 
 def _cell(run: dict | None) -> Text:
     if run is None:
         return Text("")
     cell = Text(WORDS[run["verdict"]], style=STYLES[run["verdict"]])
-    if run["mitigation"]["held"] is False:
-        cell.append(NOT_HELD, style="bold red")
+    if mark := CONTRACT_MARKS.get(contract_status(run)):
+        cell.append(mark, style="bold red" if mark == "!" else "bold yellow")
     return cell
 
 
@@ -150,7 +158,7 @@ def _full(runs: list[dict]) -> Table:
         table.add_column(column, overflow="fold")
     for run in runs:
         held = run["mitigation"]
-        cells = [f"{MITIGATION[held['held']]}: {escape(held['note'])}"] if contract else []
+        cells = [f"{MITIGATION[contract_status(run)]}: {escape(held['note'])}"] if contract else []
         verdict = verdict_text(run["verdict"])
         table.add_row(Text(subject_title(run) + _era(run)), run["case"], verdict, Text(run["reason"]), *cells)
     return table

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from stdio_probe.decide import decide
+from stdio_probe.decide import decide, mitigation
 from stdio_probe.model import BRIEF_CHARS, Finding
 
 CASE = SimpleNamespace(assess=lambda record: Finding(record["shown"], record["note"]))
@@ -55,3 +55,26 @@ def test_headline_of_an_inconclusive_case_names_the_arm_that_decided_it():
     assert decide(CASE, arms)["headline"] == "control too: c"
     arms["bug"] = {"shown": None, "note": "no checkpoints"}
     assert decide(CASE, arms)["headline"] == "no evidence: no checkpoints"
+
+
+def test_mitigation_status_tells_a_contract_that_could_not_be_evaluated_from_one_that_does_not_apply():
+    pair = {"bug": {"shown": True, "note": "b"}, "control": {"shown": False, "note": "c"}}
+    status = {
+        name: mitigation(CASE, {**pair, "mitigated": record})["status"]
+        for name, record in {
+            "held": {"shown": False, "note": "m"},
+            "not_held": {"shown": True, "note": "m"},
+            "not_evaluated": {"error": "ValueError: filedescriptor out of range in select()"},
+            "silent": {"shown": None, "note": "no checkpoints"},
+            "not_applicable": {"not_applicable": "no ClientSessionGroup"},
+        }.items()
+    }
+    assert status == {
+        "held": "held",
+        "not_held": "not_held",
+        "not_evaluated": "not_evaluated",
+        "silent": "not_evaluated",
+        "not_applicable": "not_applicable",
+    }
+    lacking = {**pair, "bug": {"not_applicable": "no listen"}, "mitigated": {"shown": None, "note": "-"}}
+    assert mitigation(CASE, lacking) == {"held": None, "note": "bug arm: no listen", "status": "not_applicable"}

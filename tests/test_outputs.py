@@ -22,7 +22,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from stdio_probe import __version__, cli, expect, report
+from stdio_probe import __version__, ci_output, cli, expect, report
 from stdio_probe.cases import CASES
 from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
 from tests.conftest import WIDTH, probe_env
@@ -245,6 +245,30 @@ def test_matrix_words_fit_twelve_cases_and_mark_a_contract_not_held(pinned_run):
     Console(file=out, width=WIDTH).print(report.summary(runs))
     assert_fits(out.getvalue())
     assert "L12" in out.getvalue() and "bug!" in out.getvalue()
+
+
+def test_a_contract_not_evaluated_is_marked_beside_the_verdict_in_every_output(shards):
+    """A mitigated arm that failed where the case applies: its own mark in the matrix, its own words in the
+    summary and the GitHub summary, and a failed JUnit testcase of its own (the verdict's testcase unchanged)."""
+    run = json.loads((shards["folder"] / "a.json").read_text())["runs"][0]
+    lost = copy.deepcopy(run)
+    lost["mitigation"] = {"held": None, "note": "mitigated arm: ValueError: boom", "status": "not_evaluated"}
+    other = copy.deepcopy(lost) | {"sdk": {**run["sdk"], "spec": "2.3.0", "version": "2.3.0"}}
+    other["mitigation"] = {"held": None, "note": "too old"}  # an older file: no status, held null, the case applies
+    out = io.StringIO()
+    Console(file=out, width=WIDTH).print(report.summary([lost]), report.summary([lost, other]))
+    assert "not evaluated" in out.getvalue() and out.getvalue().count("bug*") == 2, out.getvalue()
+    assert "* host contract not evaluated" in out.getvalue()
+    assert "**not evaluated**" in ci_output.step_summary([lost], None)
+    assert "(host contract not evaluated)" in ci_output.step_summary([lost, other], None)
+    root = ET.fromstring(ci_output.junit([lost], None))
+    verdict, contract = root.iter("testcase")
+    assert verdict.find("failure").get("type") == "reproduced"
+    assert contract.get("name") == "L2 host contract"
+    assert contract.find("failure").get("type") == "host_contract_not_evaluated"
+    assert "ValueError: boom" in contract.find("failure").get("message")
+    held = copy.deepcopy(run) | {"mitigation": {"held": True, "note": "fine", "status": "held"}}
+    assert len(list(ET.fromstring(ci_output.junit([held], None)).iter("testcase"))) == 1
 
 
 def test_readme_workflow_runs_real_probe_commands(tmp_path):
