@@ -77,6 +77,8 @@ def mitigation(case: ModuleType, arms: dict[str, dict]) -> dict:
     for name in ARMS:
         if arms.get(name, {}).get("not_applicable"):
             return _held(None, f"{name} arm: {arms[name]['not_applicable']}", "not_applicable")
+    if record.get("contract_not_applicable"):  # the SDK lacks what the rule needs; the case itself applies
+        return _held(None, f"mitigated arm: {record['contract_not_applicable']}", "not_applicable")
     if record.get("error"):
         return _held(None, f"mitigated arm: {record['error']}", "not_evaluated")
     finding = case.assess(record)

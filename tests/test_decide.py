@@ -67,6 +67,7 @@ def test_mitigation_status_tells_a_contract_that_could_not_be_evaluated_from_one
             "not_evaluated": {"error": "ValueError: filedescriptor out of range in select()"},
             "silent": {"shown": None, "note": "no checkpoints"},
             "not_applicable": {"not_applicable": "no ClientSessionGroup"},
+            "rule_lacking": {"contract_not_applicable": "no PROCESS_TERMINATION_TIMEOUT", "shown": None, "note": "-"},
         }.items()
     }
     assert status == {
@@ -75,6 +76,7 @@ def test_mitigation_status_tells_a_contract_that_could_not_be_evaluated_from_one
         "not_evaluated": "not_evaluated",
         "silent": "not_evaluated",
         "not_applicable": "not_applicable",
+        "rule_lacking": "not_applicable",
     }
     lacking = {**pair, "bug": {"not_applicable": "no listen"}, "mitigated": {"shown": None, "note": "-"}}
     assert mitigation(CASE, lacking) == {"held": None, "note": "bug arm: no listen", "status": "not_applicable"}

@@ -70,6 +70,10 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     record = {**arm_facts, **record, "server": server, "reaped_after_arm": reaped}
     if arm == "control" and not record.get("not_applicable") and (lacking := async_tool_not_ended(record)):
         record["not_applicable"] = lacking
+    returned = checkpoint(record, "returned")
+    if arm == "mitigated" and returned and "PROCESS_TERMINATION_TIMEOUT" in (returned["facts"].get("raised") or ""):
+        # termination_grace has no setting to raise here: the rule does not apply to this SDK (not the case)
+        record["contract_not_applicable"] = f"termination_grace: {returned['facts']['raised']}"
     return record
 
 
