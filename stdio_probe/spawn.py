@@ -32,7 +32,19 @@ MARKER = "PROBE_RUN_ID"
 SERVER_MARKER = "PROBE_SERVER_ID"  # one started server's tree (spawn_command), inside the run's
 SPAWN_MARKER = "PROBE_SPAWN_ID"  # one spawned fixture's tree (spawn), forked ones too: the proofs' hang.Marker
 SPAWN_PLACEHOLDER = "0" * 32  # a fork server's value, which each fork overwrites in place with its own
-RUN_ID = os.environ.get(MARKER) or uuid.uuid4().hex  # a supervisor may choose it, to find our tree
+
+
+def _run_id(given: str | None) -> str:
+    """The run marker's value: fresh, under the supervisor's value when one is given (GIVEN/uuid).
+
+    A supervisor may set PROBE_RUN_ID to find the probe's tree (every process in it carries
+    GIVEN/...), but the value is the probe's own: the supervisor, its other children, or another
+    probe given the same value carry GIVEN alone, so no reap by marker can reach them.
+    """
+    return f"{given}/{uuid.uuid4().hex}" if given else uuid.uuid4().hex
+
+
+RUN_ID = _run_id(os.environ.get(MARKER))
 FIXTURES = package_file("fixtures")
 STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
@@ -446,8 +458,17 @@ def child_env(env: dict[str, str], inherit: bool = False) -> dict[str, str]:
 
 
 def run_processes() -> list[dict]:
-    """The live (non-zombie) processes carrying this run's marker, the probe itself excepted."""
-    return [p for p in sample.marked_processes(MARKER, RUN_ID) if p["pid"] != os.getpid()]
+    """The live (non-zombie) processes carrying this run's marker, the probe and its ancestors excepted."""
+    return [p for p in sample.marked_processes(MARKER, RUN_ID) if p["pid"] not in _self_and_ancestors()]
+
+
+def _self_and_ancestors() -> set[int]:
+    """The probe and every process above it: never signalled, whatever environment they carry."""
+    found, pid = set(), os.getpid()
+    while pid and pid not in found:
+        found.add(pid)
+        pid = sample.parent_pid(pid) or 0
+    return found
 
 
 def reap_all(grace: float = TERM_GRACE) -> int:
@@ -488,13 +509,15 @@ def kill_rounds(
     that forks a new pid before it dies (a pid hopper) dies with its group, or is found by the next scan.
     What we spawned is polled meanwhile, so its exits are reaped. Returns every process found in any
     round, as first found. It is done after QUIET_SCANS scans in a row find nothing."""
+    never = _self_and_ancestors()  # whatever environment they carry, nor their process groups
+    spared = _OWN_GROUPS | {group for pid in never if (group := _group(pid)) is not None}
     seen: dict[int, dict] = {}
     groups: set[int] = set()  # the process groups of what was found, killed whole in the SIGKILL rounds
     for sig, bound in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_BOUND)):
         signalled: set[int] = set()
         deadline, quiet = time.monotonic() + bound, 0
         while True:
-            found = {pid: p for pid, p in find().items() if pid != os.getpid()}
+            found = {pid: p for pid, p in find().items() if pid not in never}
             seen |= {pid: p for pid, p in found.items() if pid not in seen}
             live = {pid for pid in found | dict.fromkeys(signalled) if sample.is_live(pid)}
             for pid in found:
@@ -503,7 +526,7 @@ def kill_rounds(
             for pid in live if sig == signal.SIGKILL else live - signalled:
                 with suppress(ProcessLookupError):
                     os.kill(pid, sig)
-            for group in groups - _OWN_GROUPS if sig == signal.SIGKILL else ():
+            for group in groups - spared if sig == signal.SIGKILL else ():
                 with suppress(ProcessLookupError):
                     os.killpg(group, sig)
             signalled |= live
@@ -516,6 +539,13 @@ def kill_rounds(
                 break
             time.sleep(SCAN_INTERVAL)
     return seen
+
+
+def _group(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
 
 
 def _running(process: subprocess.Popen | ForkedProcess) -> bool:

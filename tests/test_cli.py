@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -111,6 +112,45 @@ def test_non_linux_host_is_refused(monkeypatch, capsys):
     assert "needs Linux" in capsys.readouterr().err
 
 
+def marked(given: str) -> list[int]:
+    """The live processes whose run marker the probe namespaced under the value a supervisor gave it."""
+    found = []
+    for pid in (int(entry) for entry in os.listdir("/proc") if entry.isdigit()):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(v.startswith(f"PROBE_RUN_ID={given}/".encode()) for v in environ) and sample.is_live(pid):
+            found.append(pid)
+    return found
+
+
+def test_a_supervisor_and_a_stranger_carrying_the_marker_survive_the_probe(tmp_path):
+    """A supervisor that sets PROBE_RUN_ID in its own environment, and an unrelated process given the same
+    value, are never signalled: the probe's marker is GIVEN/its own uuid, and it never signals its ancestors."""
+    given = f"supervisor-test-{uuid.uuid4().hex}"
+    env = {**os.environ, "PROBE_RUN_ID": given}
+    stranger = subprocess.Popen(["sleep", "120"], env=env)
+    out = tmp_path / "results.json"
+    command = shlex.join([*PROBE, "--only", "L2", "--out", str(out)])
+    try:
+        done = subprocess.run(
+            ["bash", "-c", f"{command} >{shlex.quote(str(tmp_path / 'summary'))}; echo after $?"],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0 and done.stdout == "after 0\n", (done.returncode, done.stdout, done.stderr)
+        assert stranger.poll() is None, "the probe signalled an unrelated process carrying the marker's value"
+    finally:
+        stranger.kill()
+        stranger.wait()
+    assert json.loads(out.read_text())["metadata"]["leftover_processes"] == 0
+    assert marked(given) == []
+
+
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_signal_mid_run_reaps_everything_and_keeps_old_results(sig, code, tmp_path):
     out = tmp_path / "results.json"
@@ -119,14 +159,14 @@ def test_signal_mid_run_reaps_everything_and_keeps_old_results(sig, code, tmp_pa
     env = {**os.environ, "PROBE_RUN_ID": run_id}
     proc = subprocess.Popen([*PROBE, "--out", str(out)], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while len(sample.marked_processes("PROBE_RUN_ID", run_id)) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)  # the probe and its fixtures and drivers are up: the run is mid-arm
-    assert len(sample.marked_processes("PROBE_RUN_ID", run_id)) >= 4, "the probe spawned nothing"
+    while len(marked(run_id)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)  # its fixtures and drivers are up (the probe keeps the given value): the run is mid-arm
+    assert len(marked(run_id)) >= 3, "the probe spawned nothing"
     proc.send_signal(sig)
     try:
         assert proc.wait(15) == code
     finally:
         proc.kill()
-    assert sample.marked_processes("PROBE_RUN_ID", run_id) == []
+    assert marked(run_id) == []
     assert out.read_text() == "previous"
     assert proc.stderr.read().count("\n") == 1
