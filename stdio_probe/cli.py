@@ -147,6 +147,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="one case, one SDK: exit 0 not reproduced, 1 reproduced, 125 cannot tell (for git bisect run)",
     )
+    parser.add_argument(
+        "--bisect-na",
+        choices=tuple(BISECT_NA),
+        default="skip",
+        help="with --bisect, how a commit where the case does not apply counts: skip (default), good (date a "
+        "defect that appears with its API), bad (date the commit where the case stopped applying)",
+    )
     server_args.add_arguments(parser)
     env_args.add_arguments(parser)
     _add_output_arguments(parser)
@@ -242,9 +249,19 @@ def _prepare_one(request: sdk.Request, env_dir: Path) -> Sdk | SdkError:
         return exc
 
 
-def bisect_code(runs: list[dict]) -> int:
-    """The one run's verdict in git bisect run's terms."""
-    return {"reproduced": BISECT_BAD, "not_reproduced": BISECT_GOOD}.get(runs[0]["verdict"], BISECT_SKIP)
+BISECT_NA = {"skip": BISECT_SKIP, "good": BISECT_GOOD, "bad": BISECT_BAD}
+
+
+def bisect_code(runs: list[dict], not_applicable: str = "skip") -> int:
+    """The one run's verdict in git bisect run's terms; not_applicable counts as --bisect-na says.
+
+    A skip can never mark a boundary: a case that appears with its API (not_applicable, then
+    reproduced) is dated only when the commits without the API count as good.
+    """
+    verdict = runs[0]["verdict"]
+    if verdict == "not_applicable":
+        return BISECT_NA[not_applicable]
+    return {"reproduced": BISECT_BAD, "not_reproduced": BISECT_GOOD}.get(verdict, BISECT_SKIP)
 
 
 def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError, out: str, errors: Console) -> int:
@@ -359,6 +376,8 @@ def _run(argv: list[str], errors: Console) -> int:
         check_outputs(args)
         if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
             raise UsageError("--bisect needs exactly one case (--only) and one SDK")
+        if args.bisect_na != "skip" and not args.bisect:
+            raise UsageError("--bisect-na goes with --bisect")
         expected = expect.load(args.expect) if args.expect else None
     except (
         UsageError,
@@ -418,8 +437,9 @@ def record_and_finish(
     code = finish(runs, gate, args, written, (console, errors))
     if not args.bisect:
         return code
-    errors.print(bisect_line(runs[0], bisect_code(runs)), highlight=False, markup=False)
-    return bisect_code(runs)
+    code = bisect_code(runs, args.bisect_na)
+    errors.print(bisect_line(runs[0], code), highlight=False, markup=False)
+    return code
 
 
 def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> int:

@@ -121,3 +121,15 @@ def test_bisect_exit_codes(tmp_path, args, code):
 def test_bisect_maps_verdicts_for_git():
     codes = {v: cli.bisect_code([{"verdict": v}]) for v in ("reproduced", "not_reproduced", "inconclusive", "error")}
     assert codes == {"reproduced": 1, "not_reproduced": 0, "inconclusive": 125, "error": 125}
+
+
+def test_bisect_na_says_how_a_commit_where_the_case_does_not_apply_counts():
+    na = [{"verdict": "not_applicable"}]
+    assert {how: cli.bisect_code(na, how) for how in ("skip", "good", "bad")} == {"skip": 125, "good": 0, "bad": 1}
+    assert cli.bisect_code(na) == 125  # the default: a commit without the API says nothing
+    for how in ("good", "bad"):  # the other verdicts keep their meaning
+        assert cli.bisect_code([{"verdict": "reproduced"}], how) == 1
+        assert cli.bisect_code([{"verdict": "inconclusive"}], how) == 125
+    assert cli.parse_args(["--bisect", "--bisect-na", "good"]).bisect_na == "good"
+    with pytest.raises(cli.UsageError, match="invalid choice"):
+        cli.parse_args(["--bisect-na", "maybe"])
