@@ -122,8 +122,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--sdk",
         metavar="SPECS",
-        help="comma-separated mcp versions from PyPI and/or local SDKs (a python-sdk checkout or an mcp wheel), "
-        "each run in an environment of its own (default: this interpreter's pinned mcp)",
+        help="comma-separated mcp versions from PyPI (2.3.0 or v2.3.0) and/or local SDKs (a python-sdk checkout, "
+        "PATH@REF for a commit of one, or an mcp wheel), each run in an environment of its own "
+        "(default: this interpreter's pinned mcp)",
     )
     parser.add_argument(
         "--python", metavar="PATH", help="also run against this interpreter, with the mcp it already has"
@@ -266,7 +267,9 @@ def bisect_code(runs: list[dict], not_applicable: str = "skip") -> int:
 
 def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError, out: str, errors: Console) -> int:
     """A bisection step whose SDK cannot be made ready: a results file whose run says why, then skip (125)."""
-    facts = {"source": request.source} | (sdk.tree_commit(Path(request.target)) if request.source == "path" else {})
+    facts = {"source": request.source}
+    if request.source == "path":
+        facts |= {"commit": request.commit} if request.commit else sdk.tree_commit(Path(request.target))
     runs = runner.unavailable(request.spec, facts, case_ids, f"SDK unavailable: {exc}")
     options = Options()
     meta = record.metadata(options, record.main_argv(), datetime.datetime.now(datetime.UTC))

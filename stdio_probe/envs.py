@@ -63,6 +63,7 @@ class Source:
     target: str  # a version for pypi, an absolute path for path
     exclude_newer: str | None = None  # resolve nothing uploaded after this instant (ISO 8601, UTC)
     basis: str | None = None  # what the cut-off is: "release_upload" (pypi) or "commit_date" (a git tree)
+    commit: str | None = None  # path only: install this commit of the checkout at target (a worktree), not the tree
 
     @property
     def requirement(self) -> str:
@@ -171,32 +172,68 @@ def _ensure_locked(
 ) -> tuple[str, dict, dict]:
     python = folder / "bin" / "python"
     wanted = {"tool": tool.name, "python": platform.python_version(), "exclude_newer": exclude_newer}
-    wanted["content_hash"] = content_hash(Path(source.target)) if source.kind == "path" else None
+    if source.commit:  # a commit's content is the commit: no hash of a tree that may not exist yet
+        wanted["content_hash"] = f"git:{source.commit}"
+    else:
+        wanted["content_hash"] = content_hash(Path(source.target)) if source.kind == "path" else None
     marker = _read_marker(folder)
     facts = _reusable(python, marker, wanted)
+    reused = facts is not None
     if facts is None:  # new, broken, or a local source whose content changed: a fresh environment
-        shutil.rmtree(folder, ignore_errors=True)
-        started = time.monotonic()
-        installed = _build(folder, tool, base, source, exclude_newer)
+        remove(folder, source)
+        started, created_at = time.monotonic(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        try:
+            installed = _build(folder, tool, base, _worktree(folder, source), exclude_newer)
+        except BaseException:
+            remove(folder, source)  # a commit's worktree goes with its environment
+            raise
         facts = read_facts(str(python), {})
         marker = {"source": source.kind, "target": source.target, "base_python": base, **wanted}
         marker |= {"mcp": facts["version"], "exclude_newer_basis": source.basis if exclude_newer else None}
         marker |= {"installed": installed, "import_error": import_error(str(python)), "bytecode": True}
         marker["created_s"] = round(time.monotonic() - started, 3)  # made, installed, read and import-checked
+        marker["created_at"] = created_at
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     elif "import_error" not in marker or "bytecode" not in marker:  # made before these existed: once, remember
         if "import_error" not in marker:
             marker["import_error"] = import_error(str(python))
         marker["bytecode"] = compile_bytecode(str(python), folder)
         (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-    return str(python), _with_env_facts(facts, marker), marker
+    return str(python), _with_env_facts(facts, marker, reused), marker
 
 
-def _with_env_facts(facts: dict, marker: dict) -> dict:
+def _with_env_facts(facts: dict, marker: dict, reused: bool) -> dict:
+    """What made the environment; on reuse, env_created_s and env_created_at are the original build's."""
     made = {"env_tool": marker["tool"], "content_hash": marker.get("content_hash")}
     made |= {"exclude_newer": marker.get("exclude_newer"), "exclude_newer_basis": marker.get("exclude_newer_basis")}
-    made |= {"env_created_s": marker.get("created_s")}
+    made |= {"env_created_s": marker.get("created_s"), "env_created_at": marker.get("created_at")}
+    made |= {"env_reused": reused}
     return facts | made | ({"installed": marker["installed"]} if "installed" in marker else {})
+
+
+def worktree_folder(folder: Path) -> Path:
+    """Where a commit source's worktree lives: beside its environment, named after it."""
+    return folder.with_name(folder.name + ".src")
+
+
+def _worktree(folder: Path, source: Source) -> Source:
+    """The source to install: itself, or for a commit of a checkout a detached git worktree of it at that commit
+    (the checkout's own work tree is never touched)."""
+    if not source.commit:
+        return source
+    tree = worktree_folder(folder)
+    command = ["git", "-C", source.target, "worktree", "add", "--detach", "--force", str(tree), source.commit]
+    _run(command, source)
+    return Source("path", str(tree), source.exclude_newer, source.basis)
+
+
+def remove(folder: Path, source: Source) -> None:
+    """Remove an environment, and with it a commit source's worktree (unregistered from its checkout)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    if source.commit:
+        tree = worktree_folder(folder)
+        shutil.rmtree(tree, ignore_errors=True)
+        subprocess.run(["git", "-C", source.target, "worktree", "prune"], capture_output=True, timeout=60)
 
 
 def _name(source: Source, base: str, tool: str, exclude_newer: str | None) -> str:
@@ -205,7 +242,9 @@ def _name(source: Source, base: str, tool: str, exclude_newer: str | None) -> st
     identity = [source.kind, source.target, os.path.realpath(base), tool]
     if exclude_newer and source.kind == "pypi":
         identity += ["exclude-newer", exclude_newer]
+    identity += [source.commit] if source.commit else []  # a checkout's commit: an environment per commit
     label = f"mcp-{source.target}" if source.kind == "pypi" else f"path-{Path(source.target).name}"
+    label += f"-{source.commit[:12]}" if source.commit else ""
     return f"{label}-{hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:12]}"
 
 

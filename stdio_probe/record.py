@@ -34,6 +34,8 @@ SCHEMA_VERSION history:
      check's id may end in a letter; S4's stdout.offending may carry why (the MCP schema's or the
      exchange's objection) and its arm schema {negotiated, judged_by}; metadata.argv keeps each
      argument's first ARG_CAP characters.
+     sdk.env_reused and sdk.env_created_at (a reused environment keeps its original build's time and
+     seconds), runs[].mitigation.status, arms' contract_not_applicable (optional, added within 10).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Resolve the SDKs under test into interpreters and the facts read from inside them.
 
-An SDK comes from one of three sources: "pypi" (--sdk 2.3.0), "path" (--sdk
-a python-sdk checkout or an mcp wheel), or "interpreter" (--python, or by
+An SDK comes from one of three sources: "pypi" (--sdk 2.3.0 or v2.3.0), "path" (--sdk
+a python-sdk checkout or an mcp wheel; PATH@REF a commit of a checkout, installed from a git
+worktree of it made beside its environment), or "interpreter" (--python, or by
 default this probe's own interpreter with the project's pinned mcp). The
 first two get an environment of their own (stdio_probe.envs).
 
@@ -40,6 +41,7 @@ class Request:
     spec: str
     source: str
     target: str
+    commit: str | None = None  # PATH@REF: the commit REF names in the checkout at target
 
 
 def requests(sdk_arg: str | None, python_arg: str | None, cache_dir: Path | None = None) -> list[Request]:
@@ -93,13 +95,21 @@ def _expand(entry: str, cache_dir: Path) -> list[Request]:
 
 
 def _request(spec: str) -> Request:
+    """A version (a tag's v prefix allowed: v2.0.0 is 2.0.0), a path, or PATH@REF (a ref of a git checkout)."""
     path = Path(spec).expanduser()
     if path.exists():
         _check_is_sdk(path)
         return Request(spec, "path", str(path.resolve()))
-    if _VERSION.fullmatch(spec):
-        return Request(spec, "pypi", spec)
-    raise SdkError(f"--sdk {spec}: neither an mcp version nor an existing path")
+    if _VERSION.fullmatch(spec.removeprefix("v")):
+        return Request(spec, "pypi", spec.removeprefix("v"))
+    tree, at, ref = spec.rpartition("@")
+    if at and tree and Path(tree).expanduser().is_dir():
+        checkout = Path(tree).expanduser().resolve()
+        commit = _git(checkout, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if commit is None:
+            raise SdkError(f"--sdk {spec}: {ref!r} names no commit in the git checkout {checkout}")
+        return Request(spec, "path", str(checkout), commit)
+    raise SdkError(f"--sdk {spec}: neither an mcp version, an existing path, nor PATH@REF of a git checkout")
 
 
 def _check_is_sdk(path: Path) -> None:
@@ -122,7 +132,10 @@ def resolve(request: Request, env_dir: Path) -> Sdk:
         python, facts = request.target, read_facts(request.target, {})
     else:
         python, facts = envs.ensure(source_of(request, env_dir), env_dir)
-        facts |= tree_commit(Path(request.target)) if request.source == "path" else {}
+        if request.commit:
+            facts |= {"commit": request.commit}
+        elif request.source == "path":
+            facts |= tree_commit(Path(request.target))
     return Sdk(spec=request.spec, python=python, facts=facts | {"source": request.source})
 
 
@@ -134,8 +147,9 @@ def source_of(request: Request, env_dir: Path) -> envs.Source:
         if found is None:
             raise SdkError(f"cannot install mcp=={request.target}: no such release of mcp on the package index")
         return envs.Source("pypi", request.target, found.cutoff, "release_upload")
-    date = _git(Path(request.target), "log", "-1", "--format=%cd", "--date=format-local:%Y-%m-%dT%H:%M:%SZ")
-    return envs.Source("path", request.target, date, "commit_date" if date else None)
+    at = [request.commit] if request.commit else []
+    date = _git(Path(request.target), "log", "-1", "--format=%cd", "--date=format-local:%Y-%m-%dT%H:%M:%SZ", *at)
+    return envs.Source("path", request.target, date, "commit_date" if date else None, request.commit)
 
 
 def tree_commit(path: Path) -> dict:

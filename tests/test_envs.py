@@ -58,7 +58,7 @@ def test_requests_sort_specs_into_sources(tmp_path):
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda tmp: "not-a-version", "neither an mcp version nor an existing path"),
+        (lambda tmp: "not-a-version", "neither an mcp version, an existing path, nor PATH@REF"),
         (lambda tmp: str(tmp), "not an SDK source tree"),
         (lambda tmp: _write(tmp / "pyproject.toml", '[project]\nname = "other"\n').parent, "its project is 'other'"),
         (lambda tmp: _write(tmp / "x.whl", ""), "not an mcp wheel"),
@@ -149,3 +149,80 @@ def test_sdk_facts_read_the_versions_importlib_metadata_reads():
     script = f"import importlib.metadata as m, json; print(json.dumps({{n: m.version(n) for n in {names!r}}}))"
     expected = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout)
     assert read_facts(sys.executable, {})["packages"] == expected
+
+
+# An in-tree PEP 517 backend: the stand-in tree builds its wheel with nothing from an index.
+BACKEND = """
+import base64, hashlib, pathlib, zipfile
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    root = pathlib.Path(__file__).parent
+    info, name = "mcp-0.0.1.dist-info", "mcp-0.0.1-py3-none-any.whl"
+    files = {str(p.relative_to(root)): p.read_text() for p in sorted((root / "mcp").rglob("*.py"))}
+    files[info + "/METADATA"] = "Metadata-Version: 2.1\\nName: mcp\\nVersion: 0.0.1\\n"
+    files[info + "/WHEEL"] = "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    record.append(info + "/RECORD,,")
+    with zipfile.ZipFile(pathlib.Path(wheel_directory) / name, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+        archive.writestr(info + "/RECORD", "\\n".join(record) + "\\n")
+    return name
+"""
+
+
+def _git(tree: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(tree), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_path_at_ref_installs_that_commit_from_a_worktree_cached_by_commit_and_removed_with_its_environment(
+    tmp_path,
+):
+    tree = tmp_path / "python-sdk"
+    for module in ("mcp/client/__init__.py", "mcp/client/stdio.py", "mcp/server/__init__.py", "mcp/server/stdio.py"):
+        (tree / module).parent.mkdir(parents=True, exist_ok=True)
+        _write(tree / module, "")
+    _write(tree / "backend.py", BACKEND)
+    pyproject = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    _write(tree / "pyproject.toml", pyproject + '[project]\nname = "mcp"\nversion = "0.0.1"\n')
+    _write(tree / "mcp" / "__init__.py", "BODY = 1\n")
+    _git(tree, "init", "-q")
+    _git(tree, "add", ".")
+    _git(tree, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    _git(tree, "tag", "v1")
+    _write(tree / "mcp" / "__init__.py", "BODY = 2\n")  # the checkout's own tree moves on, uncommitted
+
+    (request,) = requests(f"{tree}@v1", None)
+    assert (request.source, request.target, request.commit) == ("path", str(tree), _git(tree, "rev-parse", "v1"))
+    cache = tmp_path / "cache"
+    made = resolve(request, cache)
+    assert installed_body(made.python) == "BODY = 1\n", "the commit, not the checkout's work tree"
+    assert made.facts["commit"] == request.commit and made.facts["env_reused"] is False
+    folder = Path(made.python).parent.parent
+    worktree = envs.worktree_folder(folder)
+    assert (worktree / "mcp" / "__init__.py").read_text() == "BODY = 1\n"
+    assert (tree / "mcp" / "__init__.py").read_text() == "BODY = 2\n"
+
+    again = resolve(request, cache)
+    assert again.python == made.python and again.facts["env_reused"] is True
+    assert again.facts["env_created_at"] == made.facts["env_created_at"] is not None
+    assert again.facts["env_created_s"] == made.facts["env_created_s"]
+
+    envs.remove(folder, envs.Source("path", str(tree), commit=request.commit))
+    assert not folder.exists() and not worktree.exists()
+    assert str(worktree) not in _git(tree, "worktree", "list")
+
+    with pytest.raises(SdkError, match="names no commit"):
+        requests(f"{tree}@no-such-ref", None)
+
+
+def test_a_version_may_carry_a_tags_v_prefix():
+    (request,) = requests("v2.0.0", None)
+    assert (request.spec, request.source, request.target) == ("v2.0.0", "pypi", "2.0.0")
