@@ -535,7 +535,7 @@ def finish(
     """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code."""
     console, errors = consoles
     summary = report.summary(runs, args.verbose)
-    console.print(summary)
+    report.print_lines(console, summary)
     console.print(written, highlight=False, markup=False)
     if args.svg:
         report.save_svg(summary, args.svg, console.width)
@@ -561,7 +561,7 @@ def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> 
     if as_markdown:
         print(compare.markdown(found, same, names), end="")
     else:
-        console.print(compare.table(found, same, names))
+        report.print_lines(console, compare.table(found, same, names))
     if os.environ.get("GITHUB_ACTIONS") == "true" and os.environ.get("GITHUB_STEP_SUMMARY"):
         ci_output.append_step_summary(
             os.environ["GITHUB_STEP_SUMMARY"], compare.markdown(found, same, names), sys.stdout

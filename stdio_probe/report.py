@@ -9,8 +9,9 @@ evidence in full, as the reason says it.
 from __future__ import annotations
 
 import io
+import re
 import threading
-from collections import deque
+from collections import Counter, deque
 from pathlib import Path
 
 from rich import box
@@ -50,7 +51,9 @@ class LiveArms:
     """A rich Live view of the arms; usable as the runner's on_arm listener.
 
     It shows the arms running now and the last few finished, one line each, and a count:
-    a sweep of many SDKs stays as high as the arms that run at once.
+    a sweep of many SDKs stays as high as the arms that run at once. Output that is not a
+    terminal (a CI log) cannot be redrawn: it gets one flushed line per (subject, case) whose
+    arms have all finished instead, so a long run shows its progress as it goes.
     """
 
     def __init__(self, console: Console, rows: list[tuple[str, str, str]]) -> None:
@@ -60,14 +63,20 @@ class LiveArms:
         self.finished: deque[tuple[tuple[str, str, str], str]] = deque(maxlen=RECENT_ARMS)
         self.done = 0
         self.lock = threading.Lock()
-        self.live = Live(self._view(), console=console, transient=True, auto_refresh=False)
+        self.arms_left = Counter((sdk, case) for sdk, case, _ in rows)
+        self.cases_done = 0
+        self.live = (
+            Live(self._view(), console=console, transient=True, auto_refresh=False) if console.is_terminal else None
+        )
 
     def __enter__(self) -> LiveArms:
-        self.live.__enter__()
+        if self.live is not None:
+            self.live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.live.__exit__(*exc)
+        if self.live is not None:
+            self.live.__exit__(*exc)
 
     def __call__(self, sdk: str, case: str, arm: str, status: str, note: str) -> None:
         with self.lock:
@@ -78,7 +87,18 @@ class LiveArms:
                 self.running.pop(row, None)
                 self.finished.append((row, note))
                 self.done += 1
-            self.live.update(self._view(), refresh=True)
+                self.arms_left[(sdk, case)] -= 1
+                if self.live is None and not self.arms_left[(sdk, case)]:
+                    self._case_done(sdk, case)
+            if self.live is not None:
+                self.live.update(self._view(), refresh=True)
+
+    def _case_done(self, sdk: str, case: str) -> None:
+        """The progress line of a (subject, case) whose last arm has finished, flushed at once."""
+        self.cases_done += 1
+        line = f"{self.cases_done}/{len(self.arms_left)} {sdk} {case}: arms done ({self.done} of {self.total} arms)"
+        self.console.file.write(line + "\n")
+        self.console.file.flush()
 
     def _view(self) -> Table:
         table = Table(title=f"arms: {self.done} of {self.total} done", **COMPACT)
@@ -173,6 +193,18 @@ def _era(run: dict) -> str:
     which = era["protocol"] or "none in common"
     version = f" {era['version']}" if era["version"] and era["version"] != era["protocol"] else ""
     return f"\nera: {which}{version} (by {era['chosen_by']})"
+
+
+_TRAILING_BLANKS = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
+def print_lines(console: Console, renderable: RenderableType) -> None:
+    """Print as console.print does, without the blanks rich pads a table's lines with at their ends
+    (styles kept): no report line ends in a space."""
+    with console.capture() as captured:
+        console.print(renderable)
+    console.file.write(_TRAILING_BLANKS.sub(r"\1", captured.get()))
+    console.file.flush()
 
 
 def save_svg(renderable: RenderableType, path: Path, width: int) -> None:

@@ -75,6 +75,14 @@ def test_summary_is_one_line_per_case_within_80_columns(pinned_run):
     assert line.split()[-1] == "held"
 
 
+def test_a_log_that_is_not_a_terminal_gets_a_progress_line_per_case_and_no_line_ends_in_a_space(shards):
+    lines = shards["a"].stdout.splitlines()
+    assert lines[0] == "1/1 pinned L2: arms done (5 of 5 arms)", lines[:3]
+    assert lines[1].startswith("stdio lifecycle probe: pinned")
+    for output in (shards["a"].stdout, shards["b"].stderr):
+        assert [line for line in output.splitlines() if line != line.rstrip()] == []
+
+
 def test_results_on_stdout_are_the_whole_file_and_the_report_goes_to_stderr(shards):
     document = json.loads(shards["b"].stdout)
     jsonschema.validate(document, schema())
