@@ -13,8 +13,9 @@ import time
 import anyio
 import pytest
 
-from stdio_probe import sample, wire
+from stdio_probe import envs, sample, wire
 from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
+from stdio_probe.decide import mitigation
 from stdio_probe.driver import checkpoint
 from stdio_probe.host_contract import (
     ServerExited,
@@ -27,6 +28,7 @@ from stdio_probe.host_contract import (
     spawned_server,
 )
 from stdio_probe.model import Options
+from stdio_probe.sdk import Request, resolve
 from stdio_probe.spawn import spawn
 from tests.bounded import read_line
 
@@ -105,12 +107,22 @@ def test_connect_or_close_says_so_when_the_group_keeps_no_handle():
     class Group:
         sessions: list = []
 
-        async def connect_to_server(self, server_params: object, session_params: object) -> None:
+        async def connect_to_server(self, server_params: object, session_params: object = None) -> None:
             raise ValueError("rejected")
 
     with pytest.raises(ValueError) as info:
         asyncio.run(connect_or_close(Group(), object()))
     assert "close the group to reclaim" in info.value.__notes__[0]
+
+
+def test_connect_or_close_holds_on_a_1x_sdk_whose_connect_takes_one_argument():
+    """mcp 1.x's connect_to_server(server_params) has no session_params: the rule must not pass one
+    (it failed with a TypeError on every 1.x release, reported as no evidence). A real 1.x release."""
+    sdk = resolve(Request("1.13.0", "pypi", "1.13.0"), envs.default_cache())
+    arms = {arm: l3_rejected_connect.run_arm(arm, sdk, FAST) for arm in ("bug", "control", "mitigated")}
+    after = checkpoint(arms["mitigated"], "after_second_connect")
+    assert after["facts"]["notes"] == ["host_contract: closed 1 transport(s) the rejected connect opened"], after
+    assert mitigation(l3_rejected_connect, arms)["status"] == "held"
 
 
 def test_disconnect_verified_removes_the_ghosts_of_the_real_sdk(pinned):
