@@ -46,7 +46,11 @@ def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path):
     )
     child = spawn.spawn(sys.executable, str(script), [], {})
     deadline = time.monotonic() + 10
-    while len(spawn.run_processes()) < 2 and time.monotonic() < deadline:
+
+    def grandchild_started() -> bool:  # exec'd: past its setsid, out of the parent's group (before, stop kills it)
+        return any("time.sleep(600)" in p["cmdline"] and p["pid"] != child.pid for p in spawn.run_processes())
+
+    while not grandchild_started() and time.monotonic() < deadline:
         time.sleep(0.02)
     child.stop()  # kills the parent's group only: the grandchild is re-parented, still alive
     [orphan] = spawn.run_processes()
