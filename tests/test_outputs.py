@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import re
 import shlex
 import subprocess
 import sys
@@ -75,11 +76,17 @@ def test_summary_is_one_line_per_case_within_80_columns(pinned_run):
     assert line.split()[-1] == "held"
 
 
-def test_a_log_that_is_not_a_terminal_gets_a_progress_line_per_case_and_no_line_ends_in_a_space(shards):
-    lines = shards["a"].stdout.splitlines()
-    assert lines[0] == "1/1 pinned L2: arms done (5 of 5 arms)", lines[:3]
-    assert lines[1].startswith("stdio lifecycle probe: pinned")
-    for output in (shards["a"].stdout, shards["b"].stderr):
+def test_a_log_that_is_not_a_terminal_gets_a_progress_line_per_case_and_no_line_ends_in_a_space(pinned_run, shards):
+    lines = pinned_run["done"].stdout.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("stdio lifecycle probe: pinned"))
+    progress = [
+        re.fullmatch(r"(\d+)/(\d+) pinned (L\d+): arms done \((\d+) of (\d+) arms\)", line) for line in lines[:title]
+    ]
+    assert all(progress), lines[:title]
+    assert sorted(m[3] for m in progress) == sorted(CASES) and [int(m[1]) for m in progress] == list(range(1, 13))
+    assert progress[-1][4] == progress[-1][5]  # the last line: every arm done
+    assert f"1/1 {sys.executable} L2: arms done (5 of 5 arms)" in shards["b"].stderr
+    for output in (pinned_run["done"].stdout, shards["b"].stderr):
         assert [line for line in output.splitlines() if line != line.rstrip()] == []
 
 
