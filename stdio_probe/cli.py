@@ -1,4 +1,9 @@
-"""Command line: parse, check everything before spawning, run, record, report (or compare, list, merge)."""
+"""Command line: check everything before spawning, then run the command (commands.py parses it).
+
+One table, COMMANDS, maps each subcommand to the function that runs it and says whether it spawns
+(Linux only) and whether it records (its outputs checked and its --expect loaded before anything runs,
+here and nowhere else).
+"""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from rich.console import Console
 
 from stdio_probe import (
     ci_output,
+    commands,
     compare,
     env_args,
     envs,
@@ -32,6 +38,7 @@ from stdio_probe import (
 )
 from stdio_probe.cases import CASES, arms_of
 from stdio_probe.checks import CHECKS
+from stdio_probe.commands import UsageError, parse_args
 from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.model import ChildEnv, Options, Sdk
 from stdio_probe.record import ResultsError
@@ -39,14 +46,9 @@ from stdio_probe.sdk import SdkError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
 EXIT_INTERNAL = 4  # the probe itself failed (a full disk, a closed stdout, a bug): never 1, which is "mismatch"
-WINDOW_CAP = 3600.0  # seconds: every wait derives from the window, so it is finite and capped
 STDOUT = "-"  # --out -: results.json on stdout, the report on stderr
 # --bisect speaks git bisect run: 0 good, 1 bad, 125 skip (cannot tell), above 127 abort the bisection.
 BISECT_GOOD, BISECT_BAD, BISECT_SKIP, BISECT_ABORT = 0, 1, 125, 128
-
-
-class UsageError(Exception):
-    """Bad input: one line for the user, exit 2, nothing spawned."""
 
 
 class Interrupted(BaseException):
@@ -70,120 +72,6 @@ def _on_signal(signum: int, frame: object) -> None:
         return
     _signalled.append(signum)
     raise Interrupted(signum)
-
-
-def _seconds(text: str) -> float:
-    """A duration option: a finite number of seconds above 0, at most WINDOW_CAP."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= WINDOW_CAP:  # nan and inf fail too
-        raise argparse.ArgumentTypeError(f"must be more than 0 and at most {WINDOW_CAP:g} seconds, not {text}")
-    return value
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UsageError(message)
-
-
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = _Parser(
-        prog=usage.PROG,
-        usage=usage.USAGE,
-        description=usage.DESCRIPTION,
-        epilog=usage.epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="store_true", help="the probe's version and the mcp it pins, then exit")
-    parser.add_argument(
-        "--only", metavar="IDS", help="comma-separated case ids, or with --server check ids (default: all)"
-    )
-    parser.add_argument(
-        "--out",
-        metavar="PATH",
-        default="results.json",
-        help="results file, - for stdout (report on stderr); default: ./results.json",
-    )
-    parser.add_argument(
-        "--window",
-        metavar="SECONDS",
-        type=_seconds,
-        default=10.0,
-        help=f"observation window per arm, seconds (default 10, at most {WINDOW_CAP:g})",
-    )
-    parser.add_argument(
-        "--method",
-        choices=("fast", "window"),
-        default="fast",
-        help="fast: stop on kernel proof or an observed event, arms in parallel; window: the article's fixed waits",
-    )
-    parser.add_argument(
-        "--sdk",
-        metavar="SPECS",
-        help="comma-separated mcp versions from PyPI (2.3.0 or v2.3.0) and/or local SDKs (a python-sdk checkout, "
-        "PATH@REF for a commit of one, or an mcp wheel), each run in an environment of its own "
-        "(default: this interpreter's pinned mcp)",
-    )
-    parser.add_argument(
-        "--python", metavar="PATH", help="also run against this interpreter, with the mcp it already has"
-    )
-    parser.add_argument(
-        "--env-dir",
-        metavar="DIR",
-        type=Path,
-        default=envs.default_cache(),
-        help=f"where SDK environments are kept and reused (default: {envs.default_cache()})",
-    )
-    gate = parser.add_mutually_exclusive_group()
-    gate.add_argument(
-        "--expect",
-        metavar="FILE",
-        type=Path,
-        help="expected verdicts (JSON): exit 1 on a mismatch, 3 on a run undecided",
-    )
-    gate.add_argument(
-        "--bisect",
-        action="store_true",
-        help="one case, one SDK: exit 0 not reproduced, 1 reproduced, 125 cannot tell (for git bisect run)",
-    )
-    parser.add_argument(
-        "--bisect-na",
-        choices=tuple(BISECT_NA),
-        default="skip",
-        help="with --bisect, how a commit where the case does not apply counts: skip (default), good (date a "
-        "defect that appears with its API), bad (date the commit where the case stopped applying)",
-    )
-    server_args.add_arguments(parser)
-    env_args.add_arguments(parser)
-    _add_output_arguments(parser)
-    return parser.parse_args(argv)
-
-
-def _add_output_arguments(parser: argparse.ArgumentParser) -> None:
-    """What a run (or --merge) writes besides results.json, and the modes that run nothing."""
-    output = parser.add_argument_group("report and CI output")
-    output.add_argument("-v", "--verbose", action="store_true", help="the summary with every arm's evidence in full")
-    output.add_argument("--svg", type=Path, metavar="PATH", help="also save the summary as an SVG image")
-    output.add_argument("--junit", type=Path, metavar="PATH", help="also write a JUnit XML file (a testcase per case)")
-    output.add_argument("--write-expect", type=Path, metavar="FILE", help="write the verdicts as an --expect file")
-    output.add_argument("--markdown", action="store_true", help="--compare: print the changes as markdown")
-    modes = parser.add_argument_group("modes that run no case").add_mutually_exclusive_group()
-    modes.add_argument("--list", action="store_true", help="list the cases and exit")
-    modes.add_argument(
-        "--list-matrix", action="store_true", help="print the selection (--only, --sdk) as a CI matrix (JSON) and exit"
-    )
-    modes.add_argument(
-        "--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="the verdict changes between two results files"
-    )
-    modes.add_argument(
-        "--merge",
-        nargs="+",
-        type=Path,
-        metavar=("OUT", "IN"),
-        help="merge results files (shards) into OUT, then report, gate and write as a run does",
-    )
 
 
 def selected_cases(only: str | None, known: dict = CASES) -> list[str]:
@@ -250,7 +138,7 @@ def _prepare_one(request: sdk.Request, env_dir: Path) -> Sdk | SdkError:
         return exc
 
 
-BISECT_NA = {"skip": BISECT_SKIP, "good": BISECT_GOOD, "bad": BISECT_BAD}
+BISECT_NA = dict(zip(commands.BISECT_NA, (BISECT_SKIP, BISECT_GOOD, BISECT_BAD), strict=True))
 
 
 def bisect_code(runs: list[dict], not_applicable: str = "skip") -> int:
@@ -346,52 +234,53 @@ def _say(errors: Console, line: str) -> None:
         errors.print(line, highlight=False, markup=False)
 
 
+USAGE_ERRORS = (
+    UsageError,
+    SdkError,
+    expect.ExpectationError,
+    ResultsError,
+    server_args.ServerArgsError,
+    env_args.EnvArgsError,
+)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every command is given besides its arguments: where the report and errors go, the expectations."""
+
+    console: Console
+    errors: Console
+    expected: dict | None
+
+
 def _run(argv: list[str], errors: Console) -> int:
+    """Parse, then the command from COMMANDS; bad input anywhere before a spawn is one line and exit 2."""
     bisecting = "--bisect" in argv
     try:
         args = parse_args(argv)
-        console = Console(stderr=args.out == STDOUT)
         if args.version:
             print(usage.version())
             return EXIT_OK
-        if args.list:
-            for case_id, case in {**CASES, **CHECKS, **HOST_CHECKS}.items():
-                console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
-            return EXIT_OK
-        if (args.env or args.inherit_env) and not args.servers:
-            raise UsageError("--env and --inherit-env go with --server (an SDK's fixtures get what they need)")
-        if args.markdown and not args.compare:
-            raise UsageError("--markdown goes with --compare")
-        if args.compare:
-            return compare_files(*args.compare, args.markdown, console)
-        if args.merge:
-            return merge_files(args, console, errors)
-        check_host()
-        if any(entry["kind"] == "host" for entry in args.servers):
-            return run_hosts(args, console, errors)
-        if args.servers:
-            return run_servers(args, console, errors)
-        case_ids = selected_cases(args.only)
-        requests = sdk.requests(args.sdk, args.python, args.env_dir)
-        if args.list_matrix:
-            print(json.dumps(compare.matrix(requests, case_ids)))
-            return EXIT_OK
-        check_outputs(args)
-        if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
-            raise UsageError("--bisect needs exactly one case (--only) and one SDK")
-        if args.bisect_na != "skip" and not args.bisect:
-            raise UsageError("--bisect-na goes with --bisect")
-        expected = expect.load(args.expect) if args.expect else None
-    except (
-        UsageError,
-        SdkError,
-        expect.ExpectationError,
-        ResultsError,
-        server_args.ServerArgsError,
-        env_args.EnvArgsError,
-    ) as exc:
+        command = COMMANDS[args.command]
+        if command.spawns:
+            check_host()
+        expected = None
+        if command.records:
+            check_outputs(args)
+            expected = expect.load(args.expect) if args.expect else None
+        return command.run(args, Context(Console(stderr=args.out == STDOUT), errors, expected))
+    except USAGE_ERRORS as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
         return BISECT_ABORT if bisecting else EXIT_USAGE
+
+
+def run_sdks(args: argparse.Namespace, context: Context) -> int:
+    """run: the cases on each SDK."""
+    case_ids = selected_cases(args.only)
+    requests = sdk.requests(args.sdk, args.python, args.env_dir)
+    if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
+        raise UsageError("--bisect needs exactly one case (--only) and one SDK")
+    console, errors = context.console, context.errors
     try:
         sdks, failed = prepare_sdks(requests, args.env_dir, case_ids, errors)
     except SdkError as exc:
@@ -404,7 +293,7 @@ def _run(argv: list[str], errors: Console) -> int:
     rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in arms_of(case_id)]
     code = record_and_finish(
         lambda live: runner.run_matrix(sdks, case_ids, options, live) + failed,
-        rows, options, Gate(case_ids, expected), args, (console, errors),
+        rows, options, Gate(case_ids, context.expected), args, (console, errors),
     )
     return code or (EXIT_OK if sdks else EXIT_INTERNAL)  # no SDK could be made ready: nothing was probed
 
@@ -445,44 +334,27 @@ def record_and_finish(
     return code
 
 
-def run_servers(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """--server: the checks S1-S11 on each server; bad input raises before anything is spawned."""
-    for option, given in (("--sdk", args.sdk), ("--python", args.python), ("--list-matrix", args.list_matrix)):
-        if given:
-            raise UsageError(f"{option} does not go with --server (the checks need no SDK)")
+def run_servers(args: argparse.Namespace, context: Context) -> int:
+    """server: the server checks on each server; bad input raises before anything is spawned."""
     check_ids = selected_cases(args.only, CHECKS)
     env = env_args.resolve(args.env, args.inherit_env)
     servers = server_args.servers(args.servers, env)
-    check_outputs(args)
     if args.bisect and (len(check_ids) != 1 or len(servers) != 1):
         raise UsageError("--bisect needs exactly one check (--only) and one server")
-    expected = expect.load(args.expect) if args.expect else None
     options = Options(window=args.window, method=args.method)
     rows = [(s.label, *runner.ERA_ROW) for s in servers if s.protocol is None]
     rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].ARMS]
     return record_and_finish(
         lambda live: runner.run_servers(servers, check_ids, options, live),
-        rows, options, Gate(check_ids, expected), args, (console, errors), env,
+        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), env,
     )
 
 
-def run_hosts(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """--host: the checks H1-H10 on each host; bad input raises before anything is spawned."""
-    for option, given in (("--sdk", args.sdk), ("--python", args.python), ("--bisect", args.bisect)):
-        if given:
-            raise UsageError(f"{option} does not go with --host")
-    if any(entry["kind"] == "command" for entry in args.servers):
-        raise UsageError("--server and --host are separate runs")
+def run_hosts(args: argparse.Namespace, context: Context) -> int:
+    """host: the host checks on each host; bad input raises before anything is spawned."""
     check_ids = selected_cases(args.only, HOST_CHECKS)
-    if not args.window > 0:
-        raise UsageError("--window must be a positive number of seconds")
     env = env_args.resolve(args.env, args.inherit_env)
     hosts = server_args.hosts(args.servers, env)
-    if args.list_matrix:
-        print(json.dumps(compare.host_matrix(hosts, check_ids)))
-        return EXIT_OK
-    check_outputs(args)
-    expected = expect.load(args.expect) if args.expect else None
     options = Options(window=args.window, method=args.method)
     rows = [
         (h.label, check_id, arm)
@@ -494,13 +366,33 @@ def run_hosts(args: argparse.Namespace, console: Console, errors: Console) -> in
     rows += [(h.label, check_ids[0], runner.SHARED_CONTROL) for h in hosts]
     return record_and_finish(
         lambda live: runner.run_hosts(hosts, check_ids, options, live),
-        rows, options, Gate(check_ids, expected), args, (console, errors), env,
+        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), env,
     )
+
+
+def print_matrix(args: argparse.Namespace, context: Context) -> int:
+    """matrix: the selection as a CI matrix, of SDKs and cases, or (with --host) of hosts and host checks."""
+    if args.servers:
+        if args.sdk or args.python:
+            raise UsageError("matrix: --host or --sdk/--python, not both")
+        hosts = server_args.hosts(args.servers, env_args.resolve(args.env, args.inherit_env))
+        print(json.dumps(compare.host_matrix(hosts, selected_cases(args.only, HOST_CHECKS))))
+        return EXIT_OK
+    case_ids = selected_cases(args.only)
+    print(json.dumps(compare.matrix(sdk.requests(args.sdk, args.python, args.env_dir), case_ids)))
+    return EXIT_OK
+
+
+def list_probes(args: argparse.Namespace, context: Context) -> int:
+    """list: every case, server check and host check, one line each."""
+    for case_id, case in {**CASES, **CHECKS, **HOST_CHECKS}.items():
+        context.console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
+    return EXIT_OK
 
 
 def check_outputs(args: argparse.Namespace) -> None:
     """Every file the run will write can be written: checked before anything is spawned."""
-    targets = {"--out": None if args.out == STDOUT or args.merge else Path(args.out)}
+    targets = {"--out": None if args.out in (None, STDOUT) else Path(args.out)}
     targets |= {"--svg": args.svg, "--junit": args.junit, "--write-expect": args.write_expect}
     for option, path in targets.items():
         if path is None:
@@ -554,11 +446,13 @@ def finish(
     return EXIT_UNDECIDED if kinds else EXIT_OK
 
 
-def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> int:
-    """--compare OLD NEW: exit 1 when a verdict changed, like diff."""
+def compare_files(args: argparse.Namespace, context: Context) -> int:
+    """compare OLD NEW: exit 1 when a verdict changed, like diff."""
+    old, new = args.compare
+    console = context.console
     found, same = compare.changes(record.read(old), record.read(new))
     names = (str(old), str(new))
-    if as_markdown:
+    if args.markdown:
         print(compare.markdown(found, same, names), end="")
     else:
         report.print_lines(console, compare.table(found, same, names))
@@ -569,8 +463,8 @@ def compare_files(old: Path, new: Path, as_markdown: bool, console: Console) -> 
     return EXIT_MISMATCH if found else EXIT_OK
 
 
-def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> int:
-    """--merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run.
+def merge_files(args: argparse.Namespace, context: Context) -> int:
+    """merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run.
 
     --only is the scope of --expect, as in a run: by default every case (every server or host check when
     the shards hold only those), so an expected case that no shard reported is a stale entry.
@@ -584,12 +478,31 @@ def merge_files(args: argparse.Namespace, console: Console, errors: Console) -> 
         record.check_writable(out)
     except OSError as exc:
         raise UsageError(f"--merge: {exc}") from None
-    check_outputs(args)
-    expected = expect.load(args.expect) if args.expect else None
     merged = compare.merge(inputs, record.main_argv())
     kinds = {"host" if "host" in run else "server" if "server" in run else "sdk" for run in merged["runs"]}
     known = HOST_CHECKS if kinds == {"host"} else CHECKS if kinds == {"server"} else CASES
-    gate = Gate(selected_cases(args.only, known), expected)
+    gate = Gate(selected_cases(args.only, known), context.expected)
     record.write_atomic(out, merged)
     written = f"merged {len(inputs)} files ({len(merged['runs'])} runs) into {out}"
-    return finish(merged["runs"], gate, args, written, (console, errors))
+    return finish(merged["runs"], gate, args, written, (context.console, context.errors))
+
+
+@dataclass(frozen=True)
+class Command:
+    """How _run treats a subcommand: the function that runs it, whether it spawns (Linux only), whether
+    it records (writes results, honours --expect)."""
+
+    run: Callable[[argparse.Namespace, Context], int]
+    spawns: bool
+    records: bool
+
+
+COMMANDS = {
+    "run": Command(run_sdks, spawns=True, records=True),
+    "server": Command(run_servers, spawns=True, records=True),
+    "host": Command(run_hosts, spawns=True, records=True),
+    "compare": Command(compare_files, spawns=False, records=False),
+    "merge": Command(merge_files, spawns=False, records=True),
+    "matrix": Command(print_matrix, spawns=True, records=False),
+    "list": Command(list_probes, spawns=False, records=False),
+}

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 import threading
 from collections import Counter, deque
 from pathlib import Path
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -115,7 +115,7 @@ class LiveArms:
 def summary(runs: list[dict], verbose: bool = False) -> RenderableType:
     """The summary of a run (or a merged file): a line per case, a matrix, or with verbose every reason in full."""
     if verbose:
-        return _full(runs)
+        return _Blocks(runs)
     if len({subject(run) for run in runs}) > 1:
         return _matrix(runs)
     return _lines(runs)
@@ -170,29 +170,107 @@ def _cell(run: dict | None) -> Text:
     return cell
 
 
-def _full(runs: list[dict]) -> Table:
-    table = Table(title="stdio lifecycle probe", show_lines=True)
-    contract = any("sdk" in run for run in runs)  # server and host checks have no host-contract arm
-    columns = ("subject", "case", "verdict", "what was seen", "host contract (mitigated arm)")
-    for column in columns if contract else columns[:-1]:
-        table.add_column(column, overflow="fold")
-    for run in runs:
-        held = run["mitigation"]
-        cells = [f"{MITIGATION[contract_status(run)]}: {escape(held['note'])}"] if contract else []
-        verdict = verdict_text(run["verdict"])
-        table.add_row(Text(subject_title(run) + _era(run)), run["case"], verdict, Text(run["reason"]), *cells)
-    return table
+class _Blocks:
+    """-v: a block per case or check, its header (id, verdict, subject) and a line per arm's evidence
+    (bug:, control:, further arms, mitigated:), wrapped at the width the console gives on spaces only:
+    no word is ever split (one longer than the whole width overflows it, whole)."""
+
+    def __init__(self, runs: list[dict]) -> None:
+        self.runs = runs
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(options.max_width, MIN_WIDTH)
+        yield Text("stdio lifecycle probe", style="bold")
+        for run in self.runs:
+            yield Text("")
+            header = f"{run['case']}  {run['verdict']}  {subject_title(run)}"
+            for n, line in enumerate(textwrap.wrap(header, width, subsequent_indent=INDENT * 2, **UNBROKEN)):
+                text = _whole(line)
+                if n == 0:
+                    text.stylize("bold", 0, len(run["case"]))
+                    start = len(run["case"]) + 2
+                    text.stylize(STYLES[run["verdict"]], start, start + len(run["verdict"]))
+                yield text
+            for label, evidence in arm_lines(run):
+                lines = textwrap.wrap(f"{label}: {evidence}", width, initial_indent=INDENT,
+                                      subsequent_indent=INDENT * 3, **UNBROKEN)
+                for n, line in enumerate(lines):
+                    text = _whole(line)
+                    if n == 0:
+                        text.stylize(LABEL_STYLES.get(label, "bold"), len(INDENT), len(INDENT) + len(label) + 1)
+                    yield text
 
 
-def _era(run: dict) -> str:
-    """A server run's protocol era as -v shows it under the label: which, and how it was chosen
-    (results.json's server.era has the evidence)."""
+INDENT = "  "
+MIN_WIDTH = 20
+UNBROKEN = {"break_long_words": False, "break_on_hyphens": False}
+LABEL_STYLES = {"bug": "bold red", "control": "bold green", "mitigated": "bold cyan"}
+STATUS_WORDS = {"held": "held", "not_held": "not held", "not_evaluated": "not evaluated", "not_applicable": "n/a"}
+
+
+def _whole(line: str) -> Text:
+    """A line already wrapped on word boundaries: rich must neither wrap nor cut it again."""
+    return Text(line, no_wrap=True, overflow="ignore")
+
+
+def arm_lines(run: dict) -> list[tuple[str, str]]:
+    """(label, evidence) per line of -v's block: why (when the verdict has a reason of its own, such as
+    "control arm shows the defect too"), each arm's evidence as the reason gives it, a server run's era,
+    and the mitigated arm's judgement."""
+    reason, lines = run["reason"], []
+    found = _labelled(run)
+    if not found:
+        arms = [name for name in run.get("arms", {}) if name != "mitigated"]
+        label = arms[0] if len(arms) == 1 and run["verdict"] in ("reproduced", "not_reproduced") else "why"
+        lines.append((label, reason))
+    else:
+        lead = reason[: found[0].start()].rstrip(" (")
+        lines += [("why", lead)] if lead else []
+        for match, after in zip(found, [*found[1:], None], strict=True):
+            text = reason[match.end() : after.start() if after else len(reason)].removesuffix("; ")
+            if text.endswith(")") and text.count(")") > text.count("("):  # the lead's closing parenthesis
+                text = text[:-1]
+            lines.append((match[1], text))
     era = run.get("server", {}).get("era")
-    if era is None:
-        return ""
-    which = era["protocol"] or "none in common"
-    version = f" {era['version']}" if era["version"] and era["version"] != era["protocol"] else ""
-    return f"\nera: {which}{version} (by {era['chosen_by']})"
+    if era is not None:
+        which = era["protocol"] or "none in common"
+        version = f" {era['version']}" if era["version"] and era["version"] != era["protocol"] else ""
+        lines.append(("era", f"{which}{version} (by {era['chosen_by']})"))
+    if "sdk" in run:  # server and host checks have no host-contract arm
+        lines.append(("mitigated", f"{STATUS_WORDS[contract_status(run)]}: {run['mitigation']['note']}"))
+    return lines
+
+
+def _labelled(run: dict) -> list[re.Match]:
+    """Where the reason names an arm (or a pair) of the run: at its start or after "; ", outside any
+    parentheses but those of a lead ("no evidence (bug: ...; control: ...)"), so the bug and control of a
+    pair judged beside ("server API: reproduced (bug: ...)") stay inside the pair's line."""
+    names = [name for name in (*run.get("arms", {}), *run.get("pairs", {})) if name != "mitigated"]
+    if not names:
+        return []
+    reason = run["reason"]
+    lead = re.match(r"[^(:;]* \(", reason)
+    inside = range(lead.end(), _closing(reason, lead.end())) if lead else range(0)
+    pattern = rf"(?:^|(?<=; )|(?<=\())({'|'.join(map(re.escape, names))}): "
+    return [
+        match
+        for match in re.finditer(pattern, reason)
+        if _depth(reason, match.start()) == (1 if match.start() in inside else 0)
+    ]
+
+
+def _depth(text: str, at: int) -> int:
+    return text[:at].count("(") - text[:at].count(")")
+
+
+def _closing(text: str, opened: int) -> int:
+    """The index of the ")" that closes the "(" just before opened (the text's end if none does)."""
+    depth = 1
+    for at in range(opened, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[at], 0)
+        if depth == 0:
+            return at
+    return len(text)
 
 
 _TRAILING_BLANKS = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)

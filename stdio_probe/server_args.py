@@ -1,16 +1,17 @@
-"""The command line of the server checks: --server COMMAND, and what applies to the --server before it.
+"""The command line of the subjects: the servers of `server`, the hosts of `host` (and of `matrix`).
 
-    --server "mcp-server-git --repository REPO" --large-call 'git_log {"repo_path": "REPO"}'
-    --server "uvx mcp-server-time" --name time --protocol legacy
+    server "mcp-server-git --repository REPO" --large-call 'git_log {"repo_path": "REPO"}'
+    server "uvx mcp-server-time" --name time --protocol legacy --server "uvx mcp-server-time"
 
---large-call, --name, --protocol and --parallel-arms belong to the --server given just before
-them (each at most once per server), so several servers each get their own (one command twice, once
-per era). A server's arms run one at a time unless --parallel-arms says that its copies share
-nothing (lock files, ports, databases) they could interfere through; different servers' arms run
-side by side in the fast method. Everything is checked here, before anything is spawned: a command
-shlex cannot split or whose program is not found, arguments that are not a JSON object, an era not
-known: ServerArgsError; a --large-call, --name, --protocol or --parallel-arms with no --server before
-it: parser.error.
+The first subject is the command's COMMAND, each further one a --server (or --host); the older
+form --server COMMAND is the same. --large-call, --name, --protocol and --parallel-arms belong to
+the server given just before them (each at most once per server), so several servers each get their
+own (one command twice, once per era). A server's arms run one at a time unless --parallel-arms says
+that its copies share nothing (lock files, ports, databases) they could interfere through; different
+servers' arms run side by side in the fast method. Everything is checked here, before anything is
+spawned: a command shlex cannot split or whose program is not found, arguments that are not a JSON
+object, an era not known: ServerArgsError; a --large-call, --name, --protocol or --parallel-arms
+with no server before it: parser.error.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class ServerArgsError(Exception):
 
 
 class _ServerAction(argparse.Action):
-    """--server and --host append a subject; --large-call and --name set a field of the last one."""
+    """COMMAND, --server and --host append a subject; --large-call and --name set a field of the last one."""
 
     def __call__(self, parser, namespace, value, option_string=None) -> None:
         given = getattr(namespace, self.dest)
@@ -40,42 +41,44 @@ class _ServerAction(argparse.Action):
         if not given:
             parser.error(f"{option_string} applies to the --server or --host before it, and none was given")
         option = "--server" if given[-1]["kind"] == "command" else "--host"
-        if self.const in ("large_call", "protocol", "parallel_arms") and option == "--host":
-            parser.error(f"{option_string} applies to a --server, not a --host")
         if self.const in given[-1]:
             parser.error(f"{option_string} given twice for {option} {given[-1]['command']!r}")
         given[-1][self.const] = True if self.const == "parallel_arms" else value
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """--server, --large-call, --name and --protocol, in a group of their own."""
-    group = parser.add_argument_group(
-        "server checks (S1-S11) against any stdio server, no SDK needed",
-        "--large-call, --name, --protocol, --parallel-arms: for the --server before",
-    )
+def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
+    """The subjects of the server command (its COMMAND, --server, --large-call, --name, --protocol,
+    --parallel-arms), of the host command (its COMMAND, --host, --name), or of matrix (--host, --name:
+    a matrix of host checks)."""
+    kind = "command" if command == "server" else "host"
     common = {"dest": "servers", "default": [], "action": _ServerAction}
-    group.add_argument(
-        "--server",
-        metavar="COMMAND",
-        const="command",
-        **common,
-        help="a server command line (split as a shell would, run by no shell); repeatable",
-    )
-    group.add_argument(
-        "--host",
-        metavar="'COMMAND {server}'",
-        const="host",
-        **common,
-        help="host checks (H1-H10): a host command line whose {server} word the probe's scenario server "
-        "replaces; repeatable",
-    )
-    group.add_argument(
-        "--large-call",
-        metavar="'TOOL {JSON}'",
-        const="large_call",
-        **common,
-        help="a tools/call whose answer is larger than the pipe (S2): tool name, JSON arguments",
-    )
+    if command == "server":
+        group = parser.add_argument_group(
+            "servers", "--large-call, --name, --protocol, --parallel-arms: for the server before them"
+        )
+        group.add_argument(
+            "servers", metavar="COMMAND", action=_ServerAction, const=kind, default=[],
+            help="a server command line (split as a shell would, run by no shell)",
+        )
+        group.add_argument("--server", metavar="COMMAND", const=kind, **common, help="one more server; repeatable")
+        group.add_argument(
+            "--large-call",
+            metavar="'TOOL {JSON}'",
+            const="large_call",
+            **common,
+            help="a tools/call whose answer is larger than the pipe (S2): tool name, JSON arguments",
+        )
+    else:
+        group = parser.add_argument_group("hosts", "--name applies to the host before it")
+        if command == "host":
+            group.add_argument(
+                "servers", metavar="'COMMAND {server}'", action=_ServerAction, const=kind, default=[],
+                help="a host command line whose {server} word the probe's scenario server replaces",
+            )
+        group.add_argument(
+            "--host", metavar="'COMMAND {server}'", const=kind, **common,
+            help="one more host; repeatable" if command == "host" else "a host command line; repeatable",
+        )
     group.add_argument(
         "--name",
         metavar="LABEL",
@@ -83,21 +86,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         **common,
         help="the server's or host's label in the report and --expect (default: its program's name)",
     )
-    group.add_argument(
-        "--protocol",
-        metavar="ERA",
-        const="protocol",
-        **common,
-        help=f"speak this era only: {' or '.join(ERAS)} (default: server/discover finds it, else initialize)",
-    )
-    group.add_argument(
-        "--parallel-arms",
-        const="parallel_arms",
-        nargs=0,
-        **common,
-        help="its copies share no state (lock files, ports, databases): run its arms side by side "
-        "in the fast method (default: one at a time)",
-    )
+    if command == "server":
+        group.add_argument(
+            "--protocol",
+            metavar="ERA",
+            const="protocol",
+            **common,
+            help=f"speak this era only: {' or '.join(ERAS)} (default: server/discover finds it, else initialize)",
+        )
+        group.add_argument(
+            "--parallel-arms",
+            const="parallel_arms",
+            nargs=0,
+            **common,
+            help="its copies share no state (lock files, ports, databases): run its arms side by side "
+            "in the fast method (default: one at a time)",
+        )
 
 
 def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:

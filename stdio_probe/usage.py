@@ -1,8 +1,9 @@
-"""What --help and --version tell a user: the tool, its cases (from the registry), examples, exit codes."""
+"""What --help and --version tell a user: its commands, its probes (from the registry), examples, exit codes."""
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -15,13 +16,13 @@ PROG = "probe-stdio-lifecycle"
 DISTRIBUTION = "stdio-probe"
 
 USAGE = """\
-probe-stdio-lifecycle [options]
-       probe-stdio-lifecycle --server CMD [--large-call CALL] [--name LABEL]...
-       probe-stdio-lifecycle --host 'CMD {server}' [--name LABEL]...
-       probe-stdio-lifecycle --compare OLD NEW [--markdown]
-       probe-stdio-lifecycle --merge OUT IN... [--expect FILE] [--junit PATH]
-       probe-stdio-lifecycle --list | --list-matrix [--only IDS] [--sdk SPECS]
-       probe-stdio-lifecycle --version | --help"""
+probe-stdio-lifecycle [run] [options]
+       probe-stdio-lifecycle server CMD [--large-call CALL] [--name LABEL]...
+       probe-stdio-lifecycle host 'CMD {server}' [--name LABEL]...
+       probe-stdio-lifecycle compare OLD NEW [--markdown]
+       probe-stdio-lifecycle merge OUT IN... [--expect FILE] [--junit PATH]
+       probe-stdio-lifecycle matrix [--only IDS] [--sdk SPECS | --host CMD]
+       probe-stdio-lifecycle list | --version | COMMAND --help"""
 
 DESCRIPTION = """\
 Reproduce lifecycle defects of the MCP Python SDK over stdio, from this run's
@@ -29,12 +30,23 @@ own observations. Every case runs a bug arm, a control arm, and a mitigated arm
 (the bug's trigger with a host-side rule applied). The verdict comes from what
 /proc, the pipes and the SDK showed: reproduced, not_reproduced, inconclusive,
 error or not_applicable. Results go to results.json; the summary is one line
-per case, or a matrix of verdicts when several SDKs ran."""
+per case, or a matrix of verdicts when several SDKs ran.
+
+commands (each has --help; run is the default):
+  run      the cases L1-L12 on SDKs (this interpreter's pinned mcp by default)
+  server   the server checks on any stdio server command
+  host     the host checks on any stdio host command
+  compare  the verdict changes between two results files
+  merge    results files (shards) into one, then report and gate as a run
+  matrix   the selection as a CI matrix (JSON), to shard a sweep
+  list     every case and check, one line each
+The older flag forms (--server, --host, --compare, --merge, --list-matrix,
+--list) still work: each stands for its command."""
 
 EXAMPLES = """\
 examples:
   probe-stdio-lifecycle                      every case, pinned mcp
-  probe-stdio-lifecycle --only L1,L2 -v      two cases, every reason in full
+  probe-stdio-lifecycle --only L1,L2 -v      two cases, every arm's evidence
   probe-stdio-lifecycle --sdk 2.2.0,2.3.0    PyPI releases: a matrix
   probe-stdio-lifecycle --sdk ~/src/python-sdk --only L3
                                              a local checkout or mcp wheel
@@ -42,24 +54,14 @@ examples:
       --junit junit.xml                      gate CI on known verdicts
   probe-stdio-lifecycle --out - > results.json
                                              results on stdout, report on stderr
-  probe-stdio-lifecycle --compare old.json new.json
-                                             verdict changes between two runs
-  probe-stdio-lifecycle --list-matrix --sdk 2.2.0,2.3.0
-                                             a CI matrix to shard a sweep
-  probe-stdio-lifecycle --merge results.json shards/*.json --expect FILE
-                                             one results file of the shards
   git bisect run probe-stdio-lifecycle --only L3 --sdk . --bisect
-  probe-stdio-lifecycle --server "mcp-server-git --repository ." \\
-      --large-call 'git_log {"repo_path": ".", "max_count": 1500}'
-                                             checks S1-S11 on any stdio server
-  probe-stdio-lifecycle --host "node client.js {server}" --name my-host
-                                             checks H1-H10 on any stdio host"""
+  probe-stdio-lifecycle server --help        the other commands, likewise"""
 
 EXIT_CODES = """\
 exit codes:
   0    run complete, whatever the verdicts (with --expect: all met)
   1    --expect: a verdict mismatch or a stale entry;
-       --compare: a verdict changed
+       compare: a verdict changed
   2    usage error: one line, nothing spawned, no results file touched
   3    --expect: no mismatch, but a run could not decide
        (error or inconclusive, where that was not expected)
@@ -68,15 +70,93 @@ exit codes:
   130  interrupted (Ctrl-C); 143 terminated (SIGTERM): all reaped
   --bisect: 0 not reproduced, 1 reproduced, 125 cannot tell, 128 usage"""
 
+GATE_CODES = """\
+exit codes: 0 ok (with --expect: all met), 1 --expect mismatch or stale,
+  2 usage error, 3 a run undecided under --expect, 4 the probe failed,
+  130 interrupted, 143 terminated"""
+
+
+@dataclass(frozen=True)
+class CommandHelp:
+    """One command's --help: its usage line, what it does, and its examples and exit codes."""
+
+    usage: str
+    description: str
+    epilog: str
+
+
+def _listing(probes: dict) -> str:
+    return "\n".join(f"  {probe_id:<4} {probe.TITLE}" for probe_id, probe in probes.items())
+
 
 def epilog() -> str:
-    cases = "\n".join(f"  {case_id:<4} {case.TITLE}" for case_id, case in CASES.items())
-    checks = "\n".join(f"  {check_id:<4} {check.TITLE}" for check_id, check in CHECKS.items())
-    hosts = "\n".join(f"  {check_id:<4} {check.TITLE}" for check_id, check in HOST_CHECKS.items())
+    """run's (and the bare command's) epilog: every probe, the examples, every exit code."""
     return (
-        f"cases:\n{cases}\n\nserver checks (--server):\n{checks}\n\nhost checks (--host):\n{hosts}\n\n"
-        f"{EXAMPLES}\n\n{EXIT_CODES}"
+        f"cases:\n{_listing(CASES)}\n\nserver checks (server):\n{_listing(CHECKS)}\n\n"
+        f"host checks (host):\n{_listing(HOST_CHECKS)}\n\n{EXAMPLES}\n\n{EXIT_CODES}"
     )
+
+
+def command_help(command: str) -> CommandHelp:
+    """The --help of each command but run (whose help is the tool's own: USAGE, DESCRIPTION, epilog())."""
+    return {
+        "server": CommandHelp(
+            f"{PROG} server COMMAND [--large-call CALL] [--name LABEL]\n"
+            f"       [--protocol ERA] [--server COMMAND ...] [options]",
+            "The server checks on any stdio server (any language, no SDK needed): the\n"
+            "probe is the server's client. Same as the older form --server COMMAND.",
+            f"server checks:\n{_listing(CHECKS)}\n\nexamples:\n"
+            f'  {PROG} server "python my_server.py"\n'
+            f'  {PROG} server "mcp-server-git --repository ." \\\n'
+            f"      --large-call 'git_log {{\"repo_path\": \".\", \"max_count\": 1500}}'\n"
+            f'  {PROG} server "uvx mcp-server-time" --protocol legacy \\\n'
+            f'      --server "uvx mcp-server-time" --name time-new\n'
+            f'  {PROG} server "node build/index.js" --env API_URL=https://x\n\n'
+            f"{GATE_CODES}",
+        ),
+        "host": CommandHelp(
+            f"{PROG} host 'COMMAND {{server}}' [--name LABEL]\n"
+            f"       [--host 'COMMAND {{server}}' ...] [options]",
+            "The host checks on any stdio host: the probe's scenario server takes the\n"
+            "place of the {server} word. Same as the older form --host COMMAND.",
+            f"host checks:\n{_listing(HOST_CHECKS)}\n\nexamples:\n"
+            f'  {PROG} host "node client.js {{server}}" --name my-host\n'
+            f'  {PROG} host \\\n      "python examples/hosts/python_sdk_client.py {{server}}" \\\n'
+            f"      --only H1,H4 --expect host-expectations.json\n\n{GATE_CODES}",
+        ),
+        "compare": CommandHelp(
+            f"{PROG} compare OLD NEW [--markdown]",
+            "The verdicts that differ between two results files, per subject and case.\n"
+            "Same as the older form --compare OLD NEW.",
+            f"examples:\n  {PROG} compare old.json new.json\n"
+            f"  {PROG} compare old.json new.json --markdown >> changes.md\n\n"
+            "exit codes: 0 no verdict changed, 1 a verdict changed, 2 usage error",
+        ),
+        "merge": CommandHelp(
+            f"{PROG} merge OUT IN... [--only IDS] [--expect FILE]\n"
+            f"       [--junit PATH] [-v]",
+            "Merge results files (shards of a sweep) into OUT, validated against the\n"
+            "schema, then report, gate and write as a run does. --only is the scope of\n"
+            "--expect. Same as the older form --merge OUT IN...",
+            f"examples:\n  {PROG} merge results.json shards/*.json \\\n"
+            f"      --expect expectations.json --junit junit.xml\n\n{GATE_CODES}",
+        ),
+        "matrix": CommandHelp(
+            f"{PROG} matrix [--only IDS] [--sdk SPECS] [--python PATH]\n"
+            f"       {PROG} matrix --host 'COMMAND {{server}}' [--only IDS]",
+            "The selection as a GitHub Actions matrix (JSON): one entry per subject and\n"
+            "case, whose args select just that pair. Same as the older --list-matrix.",
+            f"examples:\n  {PROG} matrix --sdk 2.2.0,2.3.0\n"
+            f'  {PROG} matrix --host "node client.js {{server}}" --only H1,H4\n\n'
+            "exit codes: 0 ok, 2 usage error",
+        ),
+        "list": CommandHelp(
+            f"{PROG} list",
+            "Every case, server check and host check, one line each: its id and title.\n"
+            "Same as the older form --list.",
+            f"examples:\n  {PROG} list\n\nexit codes: 0 ok, 2 usage error",
+        ),
+    }[command]
 
 
 def version() -> str:
