@@ -173,7 +173,7 @@ def _cell(run: dict | None) -> Text:
 class _Blocks:
     """-v: a block per case or check, its header (id, verdict, subject) and a line per arm's evidence
     (bug:, control:, further arms, mitigated:), wrapped at the width the console gives on spaces only:
-    no word is ever split (one longer than the whole width overflows it, whole)."""
+    no word is split, but one longer than a whole line (folded where the line ends)."""
 
     def __init__(self, runs: list[dict]) -> None:
         self.runs = runs
@@ -209,8 +209,9 @@ STATUS_WORDS = {"held": "held", "not_held": "not held", "not_evaluated": "not ev
 
 
 def _whole(line: str) -> Text:
-    """A line already wrapped on word boundaries: rich must neither wrap nor cut it again."""
-    return Text(line, no_wrap=True, overflow="ignore")
+    """A line already wrapped on word boundaries, so rich has nothing to wrap; but a word longer than a whole
+    line is folded (rich would otherwise crop it), as a terminal would show it."""
+    return Text(line, overflow="fold")
 
 
 def arm_lines(run: dict) -> list[tuple[str, str]]:

@@ -114,7 +114,7 @@ def test_env_is_checked_before_anything_is_spawned(capsys):
     assert cli.main(["--server", command(), "--env", "PROBE_TEST_NOT_SET_ANYWHERE"]) == cli.EXIT_USAGE
     assert "not set in the probe's environment" in capsys.readouterr().err
     assert cli.main(["--env", "A=1"]) == cli.EXIT_USAGE
-    assert "go with --server" in capsys.readouterr().err
+    assert "--env does not go with run" in capsys.readouterr().err
     assert cli.main(["--server", command(), "--env", f"{spawn.MARKER}=x"]) == cli.EXIT_USAGE
     assert cli.main(["--server", command(), "--env", "A=1", "--env", "A=2"]) == cli.EXIT_USAGE
 

@@ -107,7 +107,7 @@ def test_a_host_that_never_connects_is_inconclusive_not_reproduced(tmp_path):
         (["--host", "no-such-host-program {server}"], "no-such-host-program not found"),
         (["--host", "sh {server}", "--large-call", "x {}"], "--large-call applies to a --server"),
         (["--host", "sh {server}", "--only", "S1"], "unknown check (with --host) S1"),
-        (["--host", "sh {server}", "--server", "sh"], "--server and --host are separate runs"),
+        (["--host", "sh {server}", "--server", "sh"], "--server does not go with --host"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, line):
