@@ -289,7 +289,7 @@ def test_a_contract_not_evaluated_is_marked_beside_the_verdict_in_every_output(s
 def test_readme_workflow_runs_real_probe_commands(tmp_path):
     """docs/ci.md's sharding workflow: its plan step's matrix is real, and every probe step parses."""
     blocks = [block.split("```", 1)[0] for block in (ROOT / "docs" / "ci.md").read_text().split("```yaml\n")[1:]]
-    (workflow,) = [block for block in blocks if "--list-matrix" in block]
+    (workflow,) = [block for block in blocks if f"{PROG} matrix" in block]
     steps = [line.split("run: ", 1)[1] for line in workflow.splitlines() if "run: " in line and PROG in line]
     plan, shard, merge = steps
     done = probe(*shlex.split(plan.split("$(", 1)[1].split(")", 1)[0])[1:], cwd=tmp_path)
