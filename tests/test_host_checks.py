@@ -105,7 +105,7 @@ def test_a_host_that_never_connects_is_inconclusive_not_reproduced(tmp_path):
     [
         (["--host", "sh -c true"], "error: --host 'sh -c true': no {server} word"),
         (["--host", "no-such-host-program {server}"], "no-such-host-program not found"),
-        (["--host", "sh {server}", "--large-call", "x {}"], "--large-call applies to a --server"),
+        (["--host", "sh {server}", "--large-call", "x {}"], "--large-call does not go with --host"),
         (["--host", "sh {server}", "--only", "S1"], "unknown check (with --host) S1"),
         (["--host", "sh {server}", "--server", "sh"], "--server does not go with --host"),
     ],
