@@ -134,6 +134,10 @@ def stored_runs() -> list[dict]:
     return [*runs, long]
 
 
+def stored(name: str) -> list[dict]:
+    return record.read(ROOT / "results" / f"{name}.json")["runs"]
+
+
 def render(runs: list[dict], width: int) -> str:
     out = io.StringIO()
     Console(file=out, width=width).print(report.summary(runs, verbose=True))
@@ -142,13 +146,16 @@ def render(runs: list[dict], width: int) -> str:
 
 @pytest.mark.parametrize("width", [40, 57, WIDTH, 200])
 def test_verbose_blocks_never_split_a_word(width):
-    runs = stored_runs()
+    runs = stored_runs() + [run for name in ("servers", "hosts") for run in stored(name)[:12]]
     text = render(runs, width)
     words = set()
     for run in runs:
         sources = [run["reason"], run["mitigation"]["note"], record.subject_title(run), run["case"], run["verdict"]]
         words |= {word for source in sources for word in source.split()}
     words |= {"stdio", "lifecycle", "probe", "why:", "held:", "not", "no", "evidence:"}
+    words |= {"era:", "by", "none", "in", "common"}  # a server's era line, from its record's fields
+    eras = [run["server"]["era"] for run in runs if run.get("server", {}).get("era")]
+    words |= {str(era[key]) for era in eras for key in ("protocol", "version", "chosen_by")}
     words |= {f"{name}:" for run in runs for name in (*run["arms"], *run.get("pairs", {}))}
     words = {word.strip(";()") for word in words}  # a line loses the "; " or ")" that separated its arm
     printed = {word.strip(";()") for line in text.splitlines() for word in line.split()}
