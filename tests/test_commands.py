@@ -152,7 +152,7 @@ def test_verbose_blocks_never_split_a_word(width):
     for run in runs:
         sources = [run["reason"], run["mitigation"]["note"], record.subject_title(run), run["case"], run["verdict"]]
         words |= {word for source in sources for word in source.split()}
-    words |= {"stdio", "lifecycle", "probe", "why:", "held:", "not", "no", "evidence:"}
+    words |= {"stdio", "lifecycle", "probe", "why:", "held:", "not", "evaluated:", "n/a:"}
     words |= {"era:", "by", "none", "in", "common"}  # a server's era line, from its record's fields
     eras = [run["server"]["era"] for run in runs if run.get("server", {}).get("era")]
     words |= {str(era[key]) for era in eras for key in ("protocol", "version", "chosen_by")}
