@@ -39,7 +39,8 @@ class _ServerAction(argparse.Action):
             setattr(namespace, self.dest, [*given, {"command": value, "kind": self.const}])
             return
         if not given:
-            parser.error(f"{option_string} applies to the --server or --host before it, and none was given")
+            before = "--server or --host" if self.const == "name" else "--server"
+            parser.error(f"{option_string} applies to the {before} before it, and none was given")
         option = "--server" if given[-1]["kind"] == "command" else "--host"
         if self.const in given[-1]:
             parser.error(f"{option_string} given twice for {option} {given[-1]['command']!r}")

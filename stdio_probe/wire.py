@@ -102,6 +102,7 @@ LINE_FRAMING = 256  # what one kept line costs besides its bytes (its newline, i
 KEPT_LINES = 2000  # lines kept in all, however short
 WANTED_CAP = 64  # answers to the probe's own requests kept whole, whatever else was written
 REQUESTS_CAP = 10  # the server's own requests to the client noted
+PAUSE_BOUND = 10.0  # seconds pause() waits for the reading thread to end
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,64}")\s*[,}]')
 
 
@@ -222,10 +223,13 @@ class StdoutReader:
             time.sleep(0.01)
         return bool(predicate(self))
 
-    def pause(self) -> None:
-        """Stop reading (within 0.1 s): what the server writes from now on stays in the pipe."""
+    def pause(self) -> bool:
+        """Stop reading: what the server writes from now on stays in the pipe. Whether the reading thread
+        has ended (it polls every 0.02 s; PAUSE_BOUND allows for a loaded machine): until it has, it may
+        still read what the server writes next."""
         self._stop.set()
-        self._thread.join(1.0)
+        self._thread.join(PAUSE_BOUND)
+        return not self._thread.is_alive()
 
     @property
     def paused(self) -> bool:

@@ -118,13 +118,24 @@ def test_sigterm_waiting_for_the_unread_answer_is_proven_and_ends_once_drained()
 
 @pytest.mark.parametrize(
     ("exit_after_s", "cpu_s", "shown"),
-    [(0.05, 0.0, False), (2.0, 1.2, True), (None, 0.0, True), (None, 9.0, True), (2.0, 0.5, False)],
+    [
+        (0.05, 0.0, False),
+        (2.0, 1.2, True),
+        (None, 0.0, True),
+        (None, 9.0, True),
+        (2.0, 0.5, False),
+        (0.3, 0.25, False),  # an interpreter's teardown: most of a short observation, no spin
+    ],
 )
 def test_s8_calls_more_than_half_a_core_a_spin_even_when_the_server_exits(exit_after_s, cpu_s, shown):
     observed = exit_after_s or WINDOW
     record = {"initialized": True, "bound_s": WINDOW, "exit_after_s": exit_after_s, "cpu_s": cpu_s}
     finding = CHECKS["S8"].assess(record | {"observed_s": observed, "exit_code": 0, "signal": None})
-    assert finding.shown is shown and ("spin" in finding.note) == (cpu_s / observed > 0.5)
+    assert finding.shown is shown and ("spin" in finding.note) == (cpu_s / observed > 0.5 and cpu_s >= 1.0)
+
+
+def test_s8_gives_no_verdict_when_the_probes_reader_did_not_stop():
+    assert CHECKS["S8"].assess({"initialized": True, "reader_stopped": False}).shown is None
 
 
 def test_s4_names_the_schemas_objection_to_a_response_without_an_id():
@@ -205,7 +216,7 @@ def test_large_call_that_is_not_a_tool_and_a_json_object_is_refused(text):
     [
         (["--server", "no-such-server-xyz"], "no-such-server-xyz not found"),
         (["--server", "python3 'unclosed"], "No closing quotation"),
-        (["--large-call", "large", "--server", "python3"], "applies to the --server or --host before it"),
+        (["--large-call", "large", "--server", "python3"], "applies to the --server before it"),
         (["--server", "python3", "--large-call", "large {bad json"], "arguments are not JSON"),
         (["--server", "python3", "--large-call", "a", "--large-call", "b"], "given twice"),
         (["--server", "python3", "--only", "L1"], "unknown check (with --server) L1"),

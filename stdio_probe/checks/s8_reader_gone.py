@@ -5,7 +5,13 @@ A host that crashed or closed stdout early leaves the server writing into a pipe
 its write fails (EPIPE, or SIGPIPE where not ignored). A server that crashes loudly, loops on
 the failing write, or never notices the EOF that follows is the defect (typescript-sdk PR #2579).
 The server's CPU time is sampled from the trigger to its end: spinning is using more than
-SPIN_SHARE of one core over the observation.
+SPIN_SHARE of one core over the observation, and at least SPIN_CPU seconds of CPU: a server that
+exits at once may spend most of a short observation shutting down (an interpreter's teardown),
+which is no spin.
+
+The probe's reader must have stopped before the read end is closed: a thread of the probe still in
+read() keeps the pipe's read end open in the kernel, the server's write succeeds, and the trigger
+never happens; an arm whose reader did not stop records that and no verdict.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ ID = "S8"
 TITLE = "reader gone (stdout closed), then EOF: the server exits and does not spin"
 ARMS = ("bug",)
 SPIN_SHARE = 0.5  # of one core, over the observation
+SPIN_CPU = 1.0  # seconds of CPU: more than an interpreter's teardown takes
 PING_ID = 2
 
 
@@ -32,7 +39,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     def body(s: session.Session) -> dict:
         if not s.initialize(options):
             return {"initialized": False}
-        s.reader.pause()
+        if not s.reader.pause():
+            return {"initialized": True, "reader_stopped": False}
         with suppress(OSError):
             s.child.process.stdout.close()
         s.reader = None  # the probe no longer reads stdout: nothing to read from
@@ -62,8 +70,10 @@ def assess(record: dict) -> Finding:
     """Shown when the server was alive at the bound or spent more than SPIN_SHARE of a core while alive."""
     if not record.get("initialized"):
         return session.not_initialized(record)
+    if record.get("reader_stopped") is False:
+        return Finding(None, "the probe's stdout reader did not stop: the read end could not be closed alone")
     cpu, observed = record["cpu_s"], record["observed_s"]
-    spin = observed > 0 and cpu / observed > SPIN_SHARE
+    spin = observed > 0 and cpu / observed > SPIN_SHARE and cpu >= SPIN_CPU
     share = f"CPU {cpu:.2f} s in {observed:.2f} s"
     if record["exit_after_s"] is None:
         alive = f"alive {record['bound_s']:g} s after the reader left and EOF"
