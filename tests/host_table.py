@@ -12,7 +12,6 @@ the Markdown table.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import sys
 from pathlib import Path
@@ -20,11 +19,10 @@ from pathlib import Path
 from stdio_probe import record, runner, spawn
 from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.model import Host, Options
-from tests import third_party_hosts
+from tests import tables, third_party_hosts
 from tests.third_party import Unavailable
 
 HERE = Path(__file__).parent
-SHORT = {"reproduced": "R", "not_reproduced": "–", "not_applicable": "n/a", "inconclusive": "?", "error": "ERR"}
 LEGEND = "R reproduced · – not reproduced · n/a not applicable (H9: the host does not reconnect) · ? inconclusive"
 
 
@@ -70,7 +68,7 @@ def markdown(document: dict) -> str:
     eras: dict[str, str] = {}
     for found in document["runs"]:
         label = found["host"]["label"]
-        verdicts.setdefault(label, {})[found["case"]] = SHORT[found["verdict"]]
+        verdicts.setdefault(label, {})[found["case"]] = tables.SHORT[found["verdict"]]
         eras[label] = found["host"]["era"] or "none"
     lines = [
         "| host | package, version | runs on | era | " + " | ".join(checks) + " |",
@@ -87,16 +85,7 @@ def markdown(document: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--window", type=float, default=10.0)
-    parser.add_argument("--out", type=Path, default=HERE.parent / "results" / "hosts.json")
-    parser.add_argument("--only", help="host labels (host-version), comma-separated")
-    args = parser.parse_args(argv)
-    document = run(args.window, args.only.split(",") if args.only else None)
-    record.validate(document, str(args.out))
-    record.write_atomic(args.out, document)
-    print(markdown(document))
-    return 0
+    return tables.main(argv, __doc__.splitlines()[0], HERE.parent / "results" / "hosts.json", run, markdown)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ arguments are shortened in the results file. Prints the Markdown table.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import shlex
@@ -26,10 +25,9 @@ from pathlib import Path
 from stdio_probe import record, runner, spawn
 from stdio_probe.checks import CHECKS
 from stdio_probe.model import Options, Server
-from tests import third_party
+from tests import tables, third_party
 
 HERE = Path(__file__).parent
-SHORT = {"reproduced": "R", "not_reproduced": "–", "not_applicable": "n/a", "inconclusive": "?", "error": "ERR"}
 LEGEND = "R reproduced · – not reproduced · n/a not applicable (no large call) · ? inconclusive"
 BIG = 100_000  # characters a large call echoes back: more than a pipe holds
 QUERY = (  # about 3000 rows of 40 characters: an answer larger than a pipe, from an empty database (a SELECT:
@@ -247,33 +245,29 @@ def run(window: float, only: list[str] | None) -> dict:
 
 
 def markdown(document: dict) -> str:
-    """The table: a row per server (language, SDK, package), a column per check."""
+    """The table: a row per server (language, SDK, package, the protocol era it was found to speak), a column
+    per check."""
     checks = list(dict.fromkeys(run["case"] for run in document["runs"]))
     verdicts: dict[str, dict[str, str]] = {}
+    eras: dict[str, str] = {}
     for found in document["runs"]:
-        verdicts.setdefault(found["server"]["label"], {})[found["case"]] = SHORT[found["verdict"]]
+        label = found["server"]["label"]
+        verdicts.setdefault(label, {})[found["case"]] = tables.SHORT[found["verdict"]]
+        eras[label] = found["server"]["era"]["protocol"]
     lines = [
-        "| server | language, SDK | package | " + " | ".join(checks) + " |",
-        "|---|---|---|" + "---|" * len(checks),
+        "| server | language, SDK | package | era | " + " | ".join(checks) + " |",
+        "|---|---|---|---|" + "---|" * len(checks),
     ]
     for label, row in verdicts.items():
         about = document["metadata"]["servers"][label]
         cells = " | ".join(row.get(check, "") for check in checks)
-        lines.append(f"| {label} | {about['language']}, {about['sdk']} | `{about['package']}` | {cells} |")
+        package = f"`{about['package']}`"
+        lines.append(f"| {label} | {about['language']}, {about['sdk']} | {package} | {eras[label]} | {cells} |")
     return "\n".join([*lines, "", LEGEND])
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--window", type=float, default=10.0)
-    parser.add_argument("--out", type=Path, default=HERE.parent / "results" / "servers.json")
-    parser.add_argument("--only", help="labels, comma-separated")
-    args = parser.parse_args(argv)
-    document = run(args.window, args.only.split(",") if args.only else None)
-    record.validate(document, str(args.out))
-    record.write_atomic(args.out, document)
-    print(markdown(document))
-    return 0
+    return tables.main(argv, __doc__.splitlines()[0], HERE.parent / "results" / "servers.json", run, markdown)
 
 
 if __name__ == "__main__":
