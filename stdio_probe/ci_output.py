@@ -57,8 +57,8 @@ def junit(runs: list[dict], problems: list[Problem] | None) -> str:
 
 
 def _case_name(case_id: str) -> str:
-    title = getattr(CASES.get(case_id) or CHECKS.get(case_id), "TITLE", "")
-    return f"{case_id} {title}".strip()
+    probe = CASES.get(case_id) or CHECKS.get(case_id)
+    return f"{case_id} {probe.title}" if probe else case_id
 
 
 def _time(run: dict) -> str:

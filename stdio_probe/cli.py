@@ -36,7 +36,7 @@ from stdio_probe import (
     spawn,
     usage,
 )
-from stdio_probe.cases import CASES, arms_of
+from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.commands import UsageError, parse_args
 from stdio_probe.hosts import HOST_CHECKS
@@ -290,7 +290,7 @@ def run_sdks(args: argparse.Namespace, context: Context) -> int:
         return bisect_unavailable(requests[0], case_ids, exc, args.out, errors)
 
     options = Options(window=args.window, method=args.method)
-    rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in arms_of(case_id)]
+    rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in CASES[case_id].arms]
     code = record_and_finish(
         lambda live: runner.run_matrix(sdks, case_ids, options, live) + failed,
         rows, options, Gate(case_ids, context.expected), args, (console, errors),
@@ -343,7 +343,7 @@ def run_servers(args: argparse.Namespace, context: Context) -> int:
         raise UsageError("--bisect needs exactly one check (--only) and one server")
     options = Options(window=args.window, method=args.method)
     rows = [(s.label, *runner.ERA_ROW) for s in servers if s.protocol is None]
-    rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].ARMS]
+    rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].arms]
     return record_and_finish(
         lambda live: runner.run_servers(servers, check_ids, options, live),
         rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), env,
@@ -360,7 +360,7 @@ def run_hosts(args: argparse.Namespace, context: Context) -> int:
         (h.label, check_id, arm)
         for h in hosts
         for check_id in check_ids
-        for arm in HOST_CHECKS[check_id].ARMS
+        for arm in HOST_CHECKS[check_id].arms
         if arm != runner.SHARED_CONTROL
     ]
     rows += [(h.label, check_ids[0], runner.SHARED_CONTROL) for h in hosts]
@@ -386,7 +386,7 @@ def print_matrix(args: argparse.Namespace, context: Context) -> int:
 def list_probes(args: argparse.Namespace, context: Context) -> int:
     """list: every case, server check and host check, one line each."""
     for case_id, case in {**CASES, **CHECKS, **HOST_CHECKS}.items():
-        context.console.print(f"{case_id}  {case.TITLE}", highlight=False, markup=False)
+        context.console.print(f"{case_id}  {case.title}", highlight=False, markup=False)
     return EXIT_OK
 
 

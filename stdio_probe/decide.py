@@ -2,23 +2,21 @@
 
 The verdict comes from the bug and control arms only; whether the host
 contract held is a separate judgement on the mitigated arm. A case may run the
-same pair a second way (PAIRS, e.g. L1 and L2 through the SDK's high-level
+same pair a second way (Probe.pairs, e.g. L1 and L2 through the SDK's high-level
 server API): each such pair gets its own verdict by the same rule, recorded in
 the run's "pairs" and named in the reason, and never changes the case's verdict.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from stdio_probe.cases import ARMS
-from stdio_probe.model import shorten
+from stdio_probe.model import ArmRecord, Probe, shorten
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "error", "not_applicable")
 RULE_ARMS = ("bug", "control")
 
 
-def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
+def decide(case: Probe, arms: dict[str, ArmRecord]) -> dict:
     """reproduced needs the bug arm to show the defect and the control arm not to.
 
     An arm of ARMS whose record says not_applicable (the SDK lacks what the case
@@ -31,15 +29,15 @@ def decide(case: ModuleType, arms: dict[str, dict]) -> dict:
         if arms.get(name, {}).get("not_applicable"):
             return _verdict("not_applicable", f"{name} arm: {arms[name]['not_applicable']}")
     decided = _rule(case, arms, *RULE_ARMS)
-    paired = {arm for pair in getattr(case, "PAIRS", {}).values() for arm in pair}
+    paired = {arm for pair in case.pairs.values() for arm in pair}
     extras = {name: record for name, record in arms.items() if name not in ARMS and name not in paired}
-    decided["reason"] += "".join(f"; {name}: {_note(case, record)}" for name, record in extras.items())
-    pairs = {name: _rule(case, arms, *pair) for name, pair in getattr(case, "PAIRS", {}).items()}
+    decided["reason"] += "".join(f"; {name}: {case.note(record)}" for name, record in extras.items())
+    pairs = {name: _rule(case, arms, *pair) for name, pair in case.pairs.items()}
     decided["reason"] += "".join(f"; {name}: {p['verdict']} ({p['reason']})" for name, p in pairs.items())
     return {**decided, "pairs": pairs} if pairs else decided
 
 
-def _rule(case: ModuleType, arms: dict[str, dict], bug_arm: str, control_arm: str) -> dict:
+def _rule(case: Probe, arms: dict[str, ArmRecord], bug_arm: str, control_arm: str) -> dict:
     """The verdict of one bug/control pair of arms."""
     for name in (bug_arm, control_arm):
         record = arms[name]
@@ -61,11 +59,7 @@ def _verdict(verdict: str, reason: str, headline: str = "") -> dict:
     return {"verdict": verdict, "reason": reason, "headline": shorten(headline or reason)}
 
 
-def _note(case: ModuleType, record: dict) -> str:
-    return record.get("not_applicable") or record.get("error") or case.assess(record).note
-
-
-def mitigation(case: ModuleType, arms: dict[str, dict]) -> dict:
+def mitigation(case: Probe, arms: dict[str, ArmRecord]) -> dict:
     """Whether the host contract held on the mitigated arm: held when the defect is not shown there.
 
     status says it in one word: held, not_held, not_applicable (the case or the mitigated arm does not
@@ -107,7 +101,7 @@ NO_CONTRACT = _held(None, "server checks have no host-contract arm", "not_applic
 NO_HOST_ARM = _held(None, "host checks judge the host itself: the host contract is what they check", "not_applicable")
 
 
-def decide_check(check: ModuleType, arms: dict[str, dict]) -> dict:
+def decide_check(check: Probe, arms: dict[str, ArmRecord]) -> dict:
     """A server check's verdict: by the bug/control rule where it has a control arm.
 
     Otherwise each arm is a trigger of its own: reproduced when any shows the defect, not_reproduced

@@ -1,8 +1,10 @@
-"""Plain data shared by the runner and the cases."""
+"""Plain data shared by the runner and the probes, and the contract every probe module fulfils."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -99,3 +101,48 @@ class Host:
     label: str
     command: str
     env: ChildEnv = field(default_factory=ChildEnv)
+
+
+# bug and control decide a case's verdict; mitigated is the bug's trigger with the host contract applied
+CASE_ARMS = ("bug", "control", "mitigated")
+
+# One arm's raw record, as results.json's arms hold it (record.ArmRecord names its common facts).
+ArmRecord = dict[str, Any]
+# What a probe's arm lacks, read from its record: the reason it is not_applicable, or None.
+Lacking = Callable[[ArmRecord], str | None]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the runner and decide know of a probe (an SDK case, a server check or a host check).
+
+    Every probe module exports one as PROBE; the registries (cases.CASES, checks.CHECKS,
+    hosts.HOST_CHECKS) map its id to it. arms are run in this order; slow_arms (long fixed waits)
+    are queued before all others. pairs names a second bug/control pair judged by the same rule
+    (decide.decide), never changing the verdict. needs maps an arm to the rule that says, from its
+    record, what the subject lacks for the probe (the arm then becomes not_applicable). run_arm
+    spawns and returns the arm's record; assess is pure: it reads a record that carries neither
+    error nor not_applicable (every caller filters those) and says what it shows.
+    """
+
+    id: str
+    title: str
+    arms: tuple[str, ...]
+    run_arm: Callable[[str, Any, Options], ArmRecord]
+    assess: Callable[[ArmRecord], Finding]
+    slow_arms: tuple[str, ...] = ()
+    pairs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    needs: Mapping[str, Lacking] = field(default_factory=dict)
+
+    def run(self, arm: str, subject: Any, options: Options) -> ArmRecord:
+        """run_arm, then the arm's needs rule: a record showing the subject lacks what the probe needs
+        says so in not_applicable (unless it already does)."""
+        record = self.run_arm(arm, subject, options)
+        rule = self.needs.get(arm)
+        if rule is not None and not record.get("not_applicable") and (lacking := rule(record)):
+            record["not_applicable"] = lacking
+        return record
+
+    def note(self, record: ArmRecord) -> str:
+        """The one-line account of an arm: why it did not run or could not apply, else what it showed."""
+        return record.get("not_applicable") or record.get("error") or self.assess(record).note

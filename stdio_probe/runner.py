@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import replace
 
 from stdio_probe import eras, spawn
-from stdio_probe.cases import ARMS, CASES, arms_of
+from stdio_probe.cases import ARMS, CASES
 from stdio_probe.checks import CHECKS, session
 from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation
 from stdio_probe.hosts import HOST_CHECKS
@@ -31,12 +31,12 @@ def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListe
     started = time.time()
     try:
         with spawn.arm_scope():
-            record = CASES[case_id].run_arm(arm, sdk, options)
+            record = CASES[case_id].run(arm, sdk, options)
     except Exception as exc:
         record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
     record["started_at"] = started
     record["duration_s"] = round(time.time() - started, 3)
-    note = record.get("not_applicable") or record.get("error") or CASES[case_id].assess(record).note
+    note = CASES[case_id].note(record)
     on_arm(sdk.spec, case_id, arm, "done", note)
     return record
 
@@ -48,10 +48,10 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     the window method runs them one at a time, each a fresh exec, as the article did.
     """
     # every case's bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for
-    # them; the arms a case names in SLOW_ARMS (long fixed waits) before all others, so they do not end the run
-    plan = [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm in ARMS]
-    plan += [(case_id, arm) for case_id in case_ids for arm in arms_of(case_id) if arm not in ARMS]
-    plan.sort(key=lambda job: job[1] not in getattr(CASES[job[0]], "SLOW_ARMS", ()))
+    # them; a case's slow arms (long fixed waits) before all others, so they do not end the run
+    plan = [(case_id, arm) for case_id in case_ids for arm in CASES[case_id].arms if arm in ARMS]
+    plan += [(case_id, arm) for case_id in case_ids for arm in CASES[case_id].arms if arm not in ARMS]
+    plan.sort(key=lambda job: job[1] not in CASES[job[0]].slow_arms)
     # one SDK after another (the pool takes jobs in this order), each SDK's fork server started FORK_AHEAD
     # SDKs before its arms and closed after them
     jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id, arm in plan]
@@ -75,7 +75,7 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
     runs = []
     for i, sdk in enumerate(sdks):
         for case_id in case_ids:
-            arms = {arm: records[(i, case_id, arm)] for arm in arms_of(case_id)}
+            arms = {arm: records[(i, case_id, arm)] for arm in CASES[case_id].arms}
             case = CASES[case_id]
             verdict = decide(case, arms)
             held = mitigation(case, arms)
@@ -119,7 +119,7 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
     """Find each server's era, then run every server check's arms in it (concurrently in the fast
     method; one server's arms one at a time unless it is declared --parallel-arms) and decide each check
     per server. A server sharing no era with the probe gets not_applicable arms."""
-    jobs = [(i, check_id, arm) for check_id in check_ids for arm in CHECKS[check_id].ARMS for i in range(len(servers))]
+    jobs = [(i, check_id, arm) for check_id in check_ids for arm in CHECKS[check_id].arms for i in range(len(servers))]
     workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
         found = list(pool.map(lambda server: _era(server, options, on_arm), servers))
@@ -136,7 +136,7 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
 
         def run() -> dict:
             with turns[i]:
-                return check.run_arm(arm, server, options)
+                return check.run(arm, server, options)
 
         return server.label, check, arm, run
 
@@ -145,7 +145,7 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
     for i, server in enumerate(servers):
         era = _with_version(found[i], [record for job, record in records.items() if job[0] == i])
         for check_id in check_ids:
-            arms = {arm: records[(i, check_id, arm)] for arm in CHECKS[check_id].ARMS}
+            arms = {arm: records[(i, check_id, arm)] for arm in CHECKS[check_id].arms}
             described = {"label": server.label, "command": server.command, "env": server.env.described()}
             if server.large_call is not None:
                 described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
@@ -194,24 +194,24 @@ def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm:
     jobs += [
         (i, check_id, arm)
         for check_id in check_ids
-        for arm in HOST_CHECKS[check_id].ARMS
+        for arm in HOST_CHECKS[check_id].arms
         if arm != SHARED_CONTROL
         for i in range(len(hosts))
     ]
 
     def arm_of(i: int, check_id: str, arm: str) -> tuple:
         check = HOST_CHECKS[check_id]
-        return hosts[i].label, check, arm, lambda: check.run_arm(arm, hosts[i], options)
+        return hosts[i].label, check, arm, lambda: check.run(arm, hosts[i], options)
 
     records = _run_subject_arms(jobs, arm_of, options, on_arm)
     runs = []
     for i, host in enumerate(hosts):
-        control = records[(i, first.ID, SHARED_CONTROL)]
+        control = records[(i, first.id, SHARED_CONTROL)]
         era = next((e["era"] for e in control.get("events", ()) if e.get("era")), None)
         described = {"label": host.label, "command": host.command, "era": era, "env": host.env.described()}
         for check_id in check_ids:
             check = HOST_CHECKS[check_id]
-            arms = {arm: control if arm == SHARED_CONTROL else records[(i, check_id, arm)] for arm in check.ARMS}
+            arms = {arm: control if arm == SHARED_CONTROL else records[(i, check_id, arm)] for arm in check.arms}
             verdict = decide(check, arms)
             runs.append({"case": check_id, "host": described, **verdict, "mitigation": NO_HOST_ARM, "arms": arms})
     return runs
@@ -223,7 +223,7 @@ def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmLi
 
     def one(*job) -> dict:
         label, check, arm, run = arm_of(*job)
-        on_arm(label, check.ID, arm, "running", "")
+        on_arm(label, check.id, arm, "running", "")
         started = time.time()
         try:
             with spawn.arm_scope():
@@ -233,11 +233,11 @@ def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmLi
         record["started_at"] = started
         record["duration_s"] = round(time.time() - started, 3)
         try:
-            note = record.get("not_applicable") or record.get("error") or check.assess(record).note
+            note = check.note(record)
         except Exception as exc:  # a record the check cannot read: that arm's error, not a lost run
             record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
             record["traceback"] = traceback.format_exc(limit=5)
-        on_arm(label, check.ID, arm, "done", note)
+        on_arm(label, check.id, arm, "done", note)
         return record
 
     return run_jobs(one, jobs, FAST_PARALLEL_ARMS if options.method == "fast" else 1)

@@ -86,7 +86,7 @@ class CommandHelp:
 
 
 def _listing(probes: dict) -> str:
-    return "\n".join(f"  {probe_id:<4} {probe.TITLE}" for probe_id, probe in probes.items())
+    return "\n".join(f"  {probe_id:<4} {probe.title}" for probe_id, probe in probes.items())
 
 
 def epilog() -> str:

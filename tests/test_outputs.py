@@ -231,7 +231,7 @@ def test_help_lists_every_case_examples_and_exit_codes_within_80_columns(tmp_pat
     assert done.returncode == 0
     assert_fits(done.stdout)
     for case_id, case in CASES.items():
-        assert f"{case_id} " in done.stdout and case.TITLE in done.stdout
+        assert f"{case_id} " in done.stdout and case.title in done.stdout
     assert "examples:" in done.stdout and "exit codes:" in done.stdout and "--merge" in done.stdout
 
 

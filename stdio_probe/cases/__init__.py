@@ -1,4 +1,4 @@
-"""The cases, one module each; this registry is the only list of them."""
+"""The cases, one module each (its PROBE, model.Probe); this registry is the only list of them."""
 
 from stdio_probe.cases import (
     l1_full_pipe,
@@ -14,9 +14,10 @@ from stdio_probe.cases import (
     l11_lifespan_cleanup,
     l12_sigint,
 )
+from stdio_probe.model import CASE_ARMS, Probe
 
-CASES = {
-    case.ID: case
+CASES: dict[str, Probe] = {
+    case.PROBE.id: case.PROBE
     for case in (
         l1_full_pipe,
         l2_surrogate,
@@ -32,10 +33,4 @@ CASES = {
         l12_sigint,
     )
 }
-# bug and control decide the verdict; mitigated is the bug's trigger with the host contract applied
-ARMS = ("bug", "control", "mitigated")
-
-
-def arms_of(case_id: str) -> tuple[str, ...]:
-    """The arms run for a case: ARMS, then the case's own EXTRA_ARMS (recorded, not part of the verdict rule)."""
-    return tuple(dict.fromkeys((*ARMS, *getattr(CASES[case_id], "EXTRA_ARMS", ()))))
+ARMS = CASE_ARMS  # the arms of the verdict rule and the host contract; a case may run more (Probe.arms)

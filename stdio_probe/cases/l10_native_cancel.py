@@ -42,7 +42,7 @@ from pathlib import Path
 from stdio_probe import hang, sample, spawn
 from stdio_probe.driver import StuckTest, checkpoint, run_driver
 from stdio_probe.fixtures.fixture_events import read_events
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L10"
 TITLE = "native cancel in stdio_client shutdown hangs the host, server unsignalled"
@@ -68,10 +68,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
             server = _server_after_host(read_events(events))
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    record = {"fire_after_s": fire_after, "body_s": BODY, **record, "server": server, "reaped_after_arm": reaped}
-    if arm == "control" and not record.get("not_applicable") and (lacking := cancel_not_survived(record)):
-        record["not_applicable"] = lacking
-    return record
+    return {"fire_after_s": fire_after, "body_s": BODY, **record, "server": server, "reaped_after_arm": reaped}
 
 
 def cancel_not_survived(record: dict) -> str | None:
@@ -153,3 +150,6 @@ def assess(record: dict) -> Finding:
     note += f"; the server got {signals}, then {left}"
     alive = bool(server["alive_after_host"])
     return Finding(alive, note, "host returned, server left alive" if alive else "host returned, server ended")
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess, slow_arms=SLOW_ARMS, needs={"control": cancel_not_survived})

@@ -33,7 +33,7 @@ from pathlib import Path
 from stdio_probe import sample, spawn
 from stdio_probe.driver import checkpoint, run_driver
 from stdio_probe.fixtures.fixture_events import read_events
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L11"
 TITLE = "lifespan cleanup skipped when a sync tool runs at shutdown"
@@ -68,8 +68,6 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     sdk_path = sdk.facts.get("mcp_path")
     arm_facts = {"tool": tool, "tool_s": seconds, "grace_s": grace, "sdk_mcp_path": sdk_path}
     record = {**arm_facts, **record, "server": server, "reaped_after_arm": reaped}
-    if arm == "control" and not record.get("not_applicable") and (lacking := async_tool_not_ended(record)):
-        record["not_applicable"] = lacking
     returned = checkpoint(record, "returned")
     if arm == "mitigated" and returned and "PROCESS_TERMINATION_TIMEOUT" in (returned["facts"].get("raised") or ""):
         # termination_grace has no setting to raise here: the rule does not apply to this SDK (not the case)
@@ -144,3 +142,6 @@ def assess(record: dict) -> Finding:
     note += f"; host returned at {facts['returned_t'] - facts['left_t']:.2f} s"
     short = f"no lifespan cleanup (ended by {how})" if not cleaned else f"lifespan cleanup ran (ended by {how})"
     return Finding(not cleaned, note, short)
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess, slow_arms=SLOW_ARMS, needs={"control": async_tool_not_ended})

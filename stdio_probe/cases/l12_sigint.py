@@ -32,7 +32,7 @@ import time
 
 from stdio_probe import fixture_log, hang, sample, wire
 from stdio_probe.host_contract import shutdown_child
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 from stdio_probe.spawn import TERM_GRACE, Child, spawn
 
 ID = "L12"
@@ -179,3 +179,6 @@ def _step(step: dict) -> str:
         return f"SIGINT {step['n']}: exit {step['exit_code']} {step['after_s']:.2f} s later"
     how = "proven blocked reading stdin" if step["decided_by"] == "proof" else "still running"
     return f"SIGINT {step['n']}: {how} {step['after_s']:.2f} s later"
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess)

@@ -19,7 +19,7 @@ import time
 
 from stdio_probe import fixture_log, hang, sample, wire
 from stdio_probe.host_contract import shutdown_child
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 from stdio_probe.spawn import TERM_GRACE, Child, spawn
 
 ID = "L1"
@@ -188,3 +188,6 @@ def _writer_in_pipe_write(record: dict) -> bool:
     return any(
         t["syscall"].get("name") == "write" and (t["wchan"] or "").endswith("pipe_write") for t in last["threads"]
     )
+
+
+PROBE = Probe(ID, TITLE, (*CASE_ARMS, *EXTRA_ARMS), run_arm, assess, pairs=PAIRS)

@@ -18,7 +18,7 @@ import re
 from contextlib import suppress
 
 from stdio_probe import fixture_log, wire
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 from stdio_probe.spawn import Child, spawn
 
 ID = "L2"
@@ -107,3 +107,6 @@ def assess(record: dict) -> Finding:
     cause = f": {exceptions[-1].rsplit('.', 1)[-1]}" if exceptions else f", exit {record['exit_code']}"
     short = f"session died{cause}"
     return Finding(True, f"valid message lost, {record['stdout_bytes']} bytes delivered, {ending}", short)
+
+
+PROBE = Probe(ID, TITLE, (*CASE_ARMS, *EXTRA_ARMS), run_arm, assess, pairs=PAIRS)

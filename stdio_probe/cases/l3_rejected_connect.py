@@ -13,7 +13,7 @@ host_contract.connect_or_close, which closes the transport it opened.
 from __future__ import annotations
 
 from stdio_probe.driver import checkpoint, run_driver
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L3"
 TITLE = "rejected connect leaks its transport and child process"
@@ -39,3 +39,6 @@ def assess(record: dict) -> Finding:
     note += f"; the group's close raised {closed['facts']['close_error']}" if closed["facts"].get("close_error") else ""
     short = f"{children} children alive, group has {sessions} session{'s' * (sessions != 1)}"
     return Finding(children > sessions, note, short)
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess)

@@ -13,7 +13,7 @@ to the gone session.
 from __future__ import annotations
 
 from stdio_probe.driver import checkpoint, run_driver
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L4"
 TITLE = "ghost tools survive disconnect after re-registration"
@@ -38,3 +38,6 @@ def assess(record: dict) -> Finding:
         note += f" (disconnect_verified removed ghosts {after['facts']['ghosts_removed']})"
     short = f"ghost tools {left} after disconnect" if left else "no tools left after disconnect"
     return Finding(bool(left), note, short)
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess)

@@ -23,7 +23,7 @@ answer's bytes were written the caller's await ended, and with what.
 from __future__ import annotations
 
 from stdio_probe.driver import checkpoint, run_driver
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L5"
 TITLE = "strict decoding withholds the fatal read error until stdout ends"
@@ -78,3 +78,6 @@ def _describe(facts: dict, hold: float) -> str:
         classes = sorted({leaf.split(":")[0] for leaf in left["leaves"]})
         text += f", transport exit raised {'+'.join(classes)} at {left['after_answer_s']:.2f} s"
     return text
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess)

@@ -17,7 +17,7 @@ An SDK without Client.listen makes every arm not_applicable.
 from __future__ import annotations
 
 from stdio_probe.driver import checkpoint, run_driver
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L6"
 TITLE = "re-listen after a stdio reconnect does not replay changes made while down"
@@ -80,3 +80,6 @@ def _crash_loop(record: dict) -> Finding:
         f"supervisor {s['spawns']} (delays {s['delays']})"
     )
     return Finding(n["spawns"] > s["spawns"], note, f"naive loop {n['spawns']} spawns, supervisor {s['spawns']}")
+
+
+PROBE = Probe(ID, TITLE, (*CASE_ARMS, *EXTRA_ARMS), run_arm, assess)

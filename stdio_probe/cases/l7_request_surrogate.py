@@ -19,7 +19,7 @@ host_contract.sanitize_outbound first.
 from __future__ import annotations
 
 from stdio_probe.driver import checkpoint, run_driver
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L7"
 TITLE = "lone surrogate in a request kills the client writer and the session"
@@ -66,3 +66,6 @@ def _describe(call: dict) -> str:
     else:
         text = outcome
     return text + (f" at {call['after_s']:.2f} s" if "after_s" in call else "")
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess)

@@ -35,7 +35,7 @@ from pathlib import Path
 from stdio_probe import hang, sample, spawn
 from stdio_probe.driver import StuckTest, checkpoint, run_driver
 from stdio_probe.fixtures.fixture_events import read_events
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L8"
 TITLE = "request hangs when the dead server's stdout is held by a descendant"
@@ -61,10 +61,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
                 )
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    record = {"holder": arm != "control", **record, "reaped_after_arm": reaped}
-    if arm == "control" and not record.get("not_applicable") and (lacking := eof_not_handled(record)):
-        record["not_applicable"] = lacking
-    return record
+    return {"holder": arm != "control", **record, "reaped_after_arm": reaped}
 
 
 def _pending_test(options: Options, seen: Path, arm_id: str) -> StuckTest:
@@ -165,3 +162,6 @@ def assess(record: dict) -> Finding:
         note += f"; call ended {what} {call['after_exit_s']:.2f} s after the exit"
     pending = call["outcome"] == "pending"
     return Finding(pending, note, "call pending after server died" if pending else "call ended after server died")
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess, needs={"control": eof_not_handled})

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from stdio_probe import hang, sample, spawn
 from stdio_probe.driver import StuckTest, checkpoint, run_driver
-from stdio_probe.model import Finding, Options, Sdk
+from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
 
 ID = "L9"
 TITLE = "a server that exits by itself leaves its descendants running"
@@ -68,10 +68,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
                 record["left_for_good"] = _left_facts(json.loads(seen.read_text()), arm_id, record["stuck"]["t"])
         finally:
             reaped = spawn.reap_marked(ARM_MARKER, arm_id)
-    record = {"descendant_s": descendant_s, **record, "reaped_after_arm": reaped}
-    if arm == "control" and not record.get("not_applicable") and (lacking := no_group_kill(record)):
-        record["not_applicable"] = lacking
-    return record
+    return {"descendant_s": descendant_s, **record, "reaped_after_arm": reaped}
 
 
 def _left_test(options: Options, seen: Path, arm_id: str) -> StuckTest:
@@ -161,3 +158,6 @@ def assess(record: dict) -> Finding:
     how = "proven left for good" if record["stuck"]["decided_by"] == "proof" else "still live"
     note += f"; {facts['watch_s']:g} s later {how}: {', '.join(left)}"
     return Finding(True, note, "descendant outlives the exited server")
+
+
+PROBE = Probe(ID, TITLE, CASE_ARMS, run_arm, assess, slow_arms=SLOW_ARMS, needs={"control": no_group_kill})

@@ -1,7 +1,7 @@
 """The server checks (--server): one module each; this registry is the only list of them.
 
-A check has the shape of a case (ID, TITLE, run_arm, assess) but runs against a Server, not an
-SDK, and names its own ARMS: "bug" and "control" where a control is needed for a finding;
+Each module's PROBE (model.Probe, the contract of a case) runs against a Server, not an SDK, and
+names its own arms: "bug" and "control" where a control is needed for a finding;
 otherwise every arm is a trigger of its own (decide.decide_check). S6a and S6b share their
 mechanism (s6_bad_input) and are judged apart: their fixes differ.
 """
@@ -20,9 +20,10 @@ from stdio_probe.checks import (
     s10_clean_ending,
     s11_sigterm_stuck,
 )
+from stdio_probe.model import Probe
 
-CHECKS = {
-    check.ID: check
+CHECKS: dict[str, Probe] = {
+    check.PROBE.id: check.PROBE
     for check in (
         s1_idle_eof,
         s2_eof_unread,

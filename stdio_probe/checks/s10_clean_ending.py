@@ -9,7 +9,7 @@ Whether it exits at all is S1's; a server alive at the window gives S10 no endin
 from __future__ import annotations
 
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S10"
 TITLE = "idle stdin EOF: exit 0, no signal, no crash trace on stderr"
@@ -49,3 +49,6 @@ def assess(record: dict) -> Finding:
         seen = f"{how}" + (f", stderr: {trace!r}" if trace else "")
         return Finding(True, f"ended at EOF with {seen}", seen[:70])
     return Finding(False, "exit 0 at EOF, no crash trace on stderr", "exit 0, no crash trace")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -13,7 +13,7 @@ import time
 from stdio_probe import wire
 from stdio_probe.checks import session
 from stdio_probe.checks.s2_eof_unread import EXIT_AFTER_DRAIN, in_flight, observe
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S11"
 TITLE = "SIGTERM with a large answer unread: the server exits within a bound"
@@ -65,3 +65,6 @@ def assess(record: dict) -> Finding:
     how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
     note = f"ended ({how}) {after:.2f} s after SIGTERM, answer unread"
     return Finding(False, note, f"{how} {after:.2f} s after SIGTERM")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S1"
 TITLE = "idle stdin EOF: the server exits by itself"
@@ -25,3 +25,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 def assess(record: dict) -> Finding:
     """Shown when the server was alive a window after EOF."""
     return session.assess_exit(record)
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -14,7 +14,7 @@ import time
 
 from stdio_probe import hang, sample, spawn, wire
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S2"
 TITLE = "stdin EOF with a large answer unread: the server exits"
@@ -151,3 +151,6 @@ def assess(record: dict) -> Finding:
         return Finding(True, f"{how}, ended by {record['ended_by']}", short)
     after = f"by itself {record['exit_after_eof_s']:.2f} s after EOF"
     return Finding(False, f"exited {record['exit_code']} {after}", f"exited {after}")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S3"
 TITLE = "SIGTERM while idle: the server exits within a bound"
@@ -25,3 +25,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 def assess(record: dict) -> Finding:
     """Shown when the server was alive bound seconds after SIGTERM."""
     return session.assess_exit(record)
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from stdio_probe import mcp_schema
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S4"
 TITLE = "stdout carries only MCP JSON-RPC messages, start-up to exit"
@@ -67,3 +67,6 @@ def assess(record: dict) -> Finding:
         f"all {stdout['lines']} stdout lines valid MCP {judged} JSON-RPC ({stdout['bytes']} bytes)",
         f"all {stdout['lines']} lines valid MCP",
     )
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

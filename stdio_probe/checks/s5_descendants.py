@@ -12,7 +12,7 @@ import time
 
 from stdio_probe import sample
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S5"
 TITLE = "no descendant outlives the server (EOF exit, SIGTERM)"
@@ -81,3 +81,6 @@ def assess(record: dict) -> Finding:
         f"no descendant outlived the server ({len(record['descendants_before'])} before)",
         "no descendant outlived it",
     )
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stdio_probe.checks.s6_bad_input import assess_bad_line, run_bad_line
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S6a"
 TITLE = "a line of invalid JSON, then ping answered"
@@ -17,3 +17,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 def assess(record: dict) -> Finding:
     return assess_bad_line(record, "invalid JSON")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -14,7 +14,7 @@ import json
 
 from stdio_probe import eras
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S7"
 TITLE = "requests then stdin EOF at once: all answered before stdout ends"
@@ -69,3 +69,6 @@ def assess(record: dict) -> Finding:
         f"{answered} of {sent} answered ({how}); unanswered ids {record['unanswered'][:5]}…",
         f"{answered} of {sent} answered, {how}",
     )
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

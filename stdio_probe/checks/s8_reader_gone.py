@@ -21,7 +21,7 @@ from contextlib import suppress
 
 from stdio_probe import sample
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S8"
 TITLE = "reader gone (stdout closed), then EOF: the server exits and does not spin"
@@ -82,3 +82,6 @@ def assess(record: dict) -> Finding:
     if spin:
         return Finding(True, f"ended ({how}) after {observed:.2f} s, but spinning: {share}", f"spun: {share}")
     return Finding(False, f"ended ({how}) {observed:.2f} s after the reader left, {share}", f"{how} {observed:.2f} s")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -12,7 +12,7 @@ import signal
 from contextlib import suppress
 
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S9"
 TITLE = "SIGINT while idle: the server exits within a bound"
@@ -39,3 +39,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 def assess(record: dict) -> Finding:
     """Shown when the server was alive bound seconds after SIGINT."""
     return session.assess_exit(record)
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -1,6 +1,6 @@
 """The host checks (--host): one module each; this registry is the only list of them.
 
-A check has the shape of a server check (ID, TITLE, ARMS, run_arm, assess) but runs against a Host:
+Each module's PROBE (model.Probe) runs against a Host:
 the probe plays the server (fixtures/scenario_server.py). Every check's "bug" arm gives the host its
 defect's scenario; the "control" arm, the well-behaved scenario, is run once per host and shared by
 every check (runner.run_hosts): a host that cannot start, connect or call there makes each check
@@ -19,9 +19,10 @@ from stdio_probe.hosts import (
     h9_reconnect,
     h10_host_killed,
 )
+from stdio_probe.model import Probe
 
-HOST_CHECKS = {
-    check.ID: check
+HOST_CHECKS: dict[str, Probe] = {
+    check.PROBE.id: check.PROBE
     for check in (
         h1_graceful_close,
         h2_eof_ignored,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H10"
 TITLE = "host killed: no server left alive with parent 1"
@@ -45,3 +45,6 @@ def assess(record: dict) -> Finding:
             f"server left alive, parent {survivors[0]['ppid']}",
         )
     return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -9,7 +9,7 @@ host_contract.shutdown_child (close stdin, drain, bounded wait, then SIGTERM).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H1"
 TITLE = "graceful close: stdin closed, the server exits before any signal"
@@ -46,3 +46,6 @@ def assess(record: dict) -> Finding:
     took = exit_event["t"] - eof["t"]
     note = f"stdin EOF, then the server's own exit {took:.2f} s later, no signal"
     return Finding(False, note, f"EOF, own exit {took:.2f} s later")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

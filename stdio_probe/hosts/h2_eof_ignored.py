@@ -9,7 +9,7 @@ host_contract.shutdown_child (bounded wait, then SIGTERM, then SIGKILL).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H2"
 TITLE = "EOF ignored: the host escalates to a signal within the bound, then exits"
@@ -52,3 +52,6 @@ def assess(record: dict) -> Finding:
     if record.get("arm") == "control":
         return session.assess_control(record)
     return escalation(record, record["bound_s"])
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -10,7 +10,7 @@ after the SIGTERM grace).
 from __future__ import annotations
 
 from stdio_probe.hosts import h2_eof_ignored, session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H3"
 TITLE = "SIGTERM ignored: the host SIGKILLs the server within the bound"
@@ -32,3 +32,6 @@ def assess(record: dict) -> Finding:
         when = f"gone {max(gone) - since['t']:.2f} s after {'EOF' if since['event'] == 'stdin_eof' else 'the answer'}"
         return Finding(False, f"{finding.note}; the server {when}", f"server killed, {when}")
     return finding
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

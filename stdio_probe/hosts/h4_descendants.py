@@ -10,7 +10,7 @@ host_contract.end_server_group (kill what is left of the server's process group)
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H4"
 TITLE = "descendants: nothing of the server's tree outlives the host"
@@ -42,3 +42,6 @@ def assess(record: dict) -> Finding:
         )
     sigs = ", ".join(sorted({s["name"] for s in session.signals(events)})) or "no signal"
     return Finding(False, f"nothing of the server's tree alive after the host exited ({sigs})", "nothing left")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess, pairs=PAIRS)

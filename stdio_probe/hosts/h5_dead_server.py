@@ -10,7 +10,7 @@ server's exit, not only its stdout).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H5"
 TITLE = "dead server, stdout held: the host's call fails instead of hanging"
@@ -40,3 +40,6 @@ def assess(record: dict) -> Finding:
         f"host exited {took:.2f} s after the server died (exit {record['host']['exit_code']})",
         f"host exited {took:.2f} s after the server died",
     )
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

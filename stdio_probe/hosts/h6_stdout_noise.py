@@ -10,7 +10,7 @@ lines that are not JSON-RPC (the mitigated arm of L5 in host_contract's terms).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H6"
 TITLE = "noise on stdout before the answer: the host still completes and closes"
@@ -41,3 +41,6 @@ def assess(record: dict) -> Finding:
     if record.get("arm") == "control":
         return session.assess_control(record)
     return after_answer(record, "four bad lines before the answer")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

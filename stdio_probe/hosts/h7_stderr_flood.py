@@ -9,7 +9,7 @@ tools/call. Host rule: inherit stderr, or drain it (spawn.StderrRing does for th
 from __future__ import annotations
 
 from stdio_probe.hosts import h6_stdout_noise, session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H7"
 TITLE = "stderr flood: 1 MiB on stderr before the answer, no deadlock"
@@ -31,3 +31,6 @@ def assess(record: dict) -> Finding:
         note = session.stuck_note(record["stuck"], "the call")
         return Finding(True, f"{note}, the server blocked writing stderr", f"deadlock: {note}")
     return h6_stdout_noise.after_answer(record, "1 MiB on stderr first")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

@@ -9,7 +9,7 @@ MEMORY_MULTIPLE times the answer over what they held when the call arrived.
 from __future__ import annotations
 
 from stdio_probe.hosts import h6_stdout_noise, session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H8"
 TITLE = "large answer: 16 MiB result completes, host memory bounded"
@@ -46,3 +46,6 @@ def assess(record: dict) -> Finding:
     if ratio > MEMORY_MULTIPLE:
         return Finding(True, f"{finding.note}; {memory}", f"+{grown_mib:.0f} MiB ({ratio:.1f}x the answer)")
     return Finding(False, f"{finding.note}; {memory}", f"completed, +{grown_mib:.0f} MiB ({ratio:.1f}x)")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)

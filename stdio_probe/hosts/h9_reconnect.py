@@ -12,7 +12,7 @@ decides what re-listening means (2026-07-28: subscriptions/listen with its ackno
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options
+from stdio_probe.model import Finding, Host, Options, Probe
 
 ID = "H9"
 TITLE = "crash and reconnect: relaunch re-lists and backs off"
@@ -33,12 +33,17 @@ def run_arm(arm: str, host: Host, options: Options) -> dict:
         r.wait_for_trigger(good_relaunch_listed)
         return {"bound_s": options.window}
 
-    record = session.arm(host, options, arm, SCENARIO, body)
-    if arm == "bug" and "events" in record:
-        starts = [e for e in record["events"] if e["event"] == "start"]
-        if len(starts) == 1 and "tools/list" in session.methods(record["events"]):
-            record["not_applicable"] = "does not reconnect: no relaunch after the server exited"
-    return record
+    return session.arm(host, options, arm, SCENARIO, body)
+
+
+def no_relaunch(record: dict) -> str | None:
+    """A host that listed its tools once and never relaunched the server: it does not reconnect."""
+    if "events" not in record:
+        return None
+    starts = [e for e in record["events"] if e["event"] == "start"]
+    if len(starts) == 1 and "tools/list" in session.methods(record["events"]):
+        return "does not reconnect: no relaunch after the server exited"
+    return None
 
 
 def assess(record: dict) -> Finding:
@@ -70,3 +75,6 @@ def assess(record: dict) -> Finding:
             return Finding(True, f"{seen}: subscriptions/listen not re-sent after relaunch", "no re-listen")
         return Finding(False, f"{seen}: re-listed after relaunch", f"relaunched, re-listed ({seen})")
     return Finding(False, f"{seen}: gave up after the crash loop", f"gave up after {len(starts)} launches")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, assess, needs={"bug": no_relaunch})
