@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from stdio_probe.decide import decide, mitigation
-from stdio_probe.model import BRIEF_CHARS, Finding
+from stdio_probe.model import BRIEF_CHARS, Finding, Probe
 
-CASE = SimpleNamespace(assess=lambda record: Finding(record["shown"], record["note"]))
+
+def _probe(assess) -> Probe:
+    """A probe whose records say what they show: decide reads only assess, arms and pairs."""
+
+    def run_arm(arm, subject, options):
+        raise AssertionError("decide never runs an arm")
+
+    return Probe("T", "test probe", ("bug", "control", "mitigated", "crash_loop"), run_arm, assess)
+
+
+CASE = _probe(lambda record: Finding(record["shown"], record["note"]))
 
 
 def test_any_arm_not_applicable_makes_the_case_not_applicable():
@@ -40,9 +48,9 @@ def test_control_showing_the_defect_is_inconclusive():
 
 def test_headline_is_the_bug_arms_short_form_or_its_note_cut():
     arms = {"bug": {"shown": True, "note": "b"}, "control": {"shown": False, "note": "c"}}
-    short = SimpleNamespace(assess=lambda record: Finding(record["shown"], "a long note " * 20, "in few words"))
+    short = _probe(lambda record: Finding(record["shown"], "a long note " * 20, "in few words"))
     assert decide(short, arms)["headline"] == "in few words"
-    cut = decide(SimpleNamespace(assess=lambda record: Finding(record["shown"], "a long note " * 20)), arms)
+    cut = decide(_probe(lambda record: Finding(record["shown"], "a long note " * 20)), arms)
     assert (
         len(cut["headline"]) <= BRIEF_CHARS
         and cut["headline"].startswith("a long note a")
