@@ -125,8 +125,6 @@ def _server_after_host(events: list[dict]) -> dict:
 
 def assess(record: dict) -> Finding:
     """Shown when the host never came back from stdio_client's exit, or came back leaving the server alive."""
-    if record.get("not_applicable"):
-        return Finding(None, record["not_applicable"])
     server, stuck, returned = record["server"], record.get("stuck"), checkpoint(record, "returned")
     if checkpoint(record, "started") is None or server["pid"] is None:
         return Finding(None, "the host never started its server")

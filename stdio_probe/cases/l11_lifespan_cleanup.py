@@ -111,8 +111,6 @@ def ended_by(events: list[dict]) -> str:
 
 def assess(record: dict) -> Finding:
     """Shown when the server, its tool running past the SDK's grace, ended without its lifespan cleanup."""
-    if record.get("not_applicable"):
-        return Finding(None, record["not_applicable"])
     returned, server = checkpoint(record, "returned"), record["server"]
     if returned is None or "left_t" not in returned["facts"]:
         raised = returned["facts"]["raised"] if returned else None

@@ -39,8 +39,6 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
 
 def assess(record: dict) -> Finding:
     """Outage and steady arms: shown when the host's palette differs from what the server lists."""
-    if record.get("not_applicable"):
-        return Finding(None, record["not_applicable"])
     if record["scenario"] == "crash-loop":
         return _crash_loop(record)
     settled = checkpoint(record, "settled")

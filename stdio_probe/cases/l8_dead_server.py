@@ -136,8 +136,6 @@ def eof_not_handled(record: dict) -> str | None:
 
 def assess(record: dict) -> Finding:
     """Shown when the call was proven pending forever after the server's exit, or still pending a window later."""
-    if record.get("not_applicable"):
-        return Finding(None, record["not_applicable"])
     facts = call_facts(record)
     if facts is None:
         return Finding(None, "driver did not reach its checkpoints")

@@ -137,8 +137,6 @@ def no_group_kill(record: dict) -> str | None:
 def assess(record: dict) -> Finding:
     """Shown when a process of the arm's tree was proven left for good, or still live the window after
     stdio_client's context exited."""
-    if record.get("not_applicable"):
-        return Finding(None, record["not_applicable"])
     facts = left_facts(record)
     if facts is None:
         return Finding(None, "driver did not reach its checkpoints")

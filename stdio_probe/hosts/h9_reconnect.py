@@ -49,8 +49,6 @@ def no_relaunch(record: dict) -> str | None:
 def assess(record: dict) -> Finding:
     if record.get("arm") == "control":
         return session.assess_control(record)
-    if record.get("not_applicable"):
-        return Finding(None, record["not_applicable"])
     events = record["events"]
     if (undecided := session.precondition(record, "tools/list")) is not None:
         return undecided
