@@ -19,6 +19,7 @@ import termios
 import time
 
 F_GETPIPE_SZ = 1032
+SAMPLE_INTERVAL = 0.05  # seconds between two readings of a watch loop (L1, L12, S2): short against any window
 
 # Blocking syscalls whose timeout argument we can read: nr -> (name, timeout arg index, kind).
 # kind "ms": an int, negative means forever; "ptr": a pointer, NULL means forever;

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from stdio_probe import package_file, sample
 from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
+from stdio_probe.host_contract import Shutdown, shutdown_child
 
 MARKER = "PROBE_RUN_ID"
 SERVER_MARKER = "PROBE_SERVER_ID"  # one started server's tree (spawn_command), inside the run's
@@ -200,6 +201,13 @@ class Child:
         if not _running(self.process):  # reaped: reap_all has nothing left to do for it
             with _live_lock:
                 _live.discard(self.process)
+
+    def shut_down(self, exit_bound: float) -> Shutdown:
+        """The host contract's shutdown (host_contract.shutdown_child: close stdin, drain, wait exit_bound, then
+        escalate), keeping as stop() does only the signal that ended it (None when it exited by itself)."""
+        done = shutdown_child(self.process, exit_bound=exit_bound, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
+        self.ended_by = None if done.ended_by == "self" else done.ended_by
+        return done
 
     def record(self) -> dict:
         """The raw exit facts of this child."""

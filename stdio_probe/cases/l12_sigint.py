@@ -31,16 +31,14 @@ import signal
 import time
 
 from stdio_probe import fixture_log, hang, sample, wire
-from stdio_probe.host_contract import shutdown_child
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import TERM_GRACE, Child, spawn
+from stdio_probe.spawn import Child, spawn
 
 ID = "L12"
 TITLE = "SIGINT does not end the server while its stdin is open"
 SCRIPT = "fixture_stdio_writer.py"
 SIGINTS = 3  # the issue's reproduction: still running after the first and second, ended by the third
-PROOF_SAMPLES = 1  # proofs in a row (SAMPLE_INTERVAL apart; each takes two readings) before "still running"
-SAMPLE_INTERVAL = 0.05
+PROOF_SAMPLES = 1  # proofs in a row (sample.SAMPLE_INTERVAL apart; each takes two readings) before "still running"
 LINGER_AFTER_EOF = 30.0  # the control's server keeps its event loop this long after stdin EOF
 EXIT_BOUND = 5.0  # shutdown_child's wait for the server to exit by itself once its stdin is closed
 
@@ -88,19 +86,18 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
         if after["outcome"] == "exited":
             break
     if arm == "mitigated":
-        done = shutdown_child(child.process, exit_bound=EXIT_BOUND, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
-        child.ended_by = None if done.ended_by == "self" else done.ended_by  # Child keeps only the signal that ended it
+        done = child.shut_down(EXIT_BOUND)
         record["shutdown"] = {"ended_by": done.ended_by, "steps": done.steps, "elapsed_s": done.elapsed_s}
     return record
 
 
 def _idle(child: Child) -> bool:
     """Whether the server waits for input, however it reads: its stdin pipe empty, and every thread asleep
-    in two readings SAMPLE_INTERVAL apart without having run in between."""
+    in two readings sample.SAMPLE_INTERVAL apart without having run in between."""
     if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
         return False
     first = sample.threads(child.pid)
-    time.sleep(SAMPLE_INTERVAL)
+    time.sleep(sample.SAMPLE_INTERVAL)
     last = sample.threads(child.pid)
     same = [(t["tid"], t["switches"]) for t in first] == [(t["tid"], t["switches"]) for t in last]
     return bool(last) and same and all(t["state"] == "S" for t in last)
@@ -134,7 +131,7 @@ def _after_sigint(child: Child, timers: hang.TimerQuery | None, options: Options
             if proofs >= PROOF_SAMPLES:
                 decided_by = "proof"
                 break
-        time.sleep(SAMPLE_INTERVAL)
+        time.sleep(sample.SAMPLE_INTERVAL)
     running = child.process.poll() is None
     after = {"outcome": "running" if running else "exited", "decided_by": decided_by}
     after["after_s"] = round(time.monotonic() - sent, 3)

@@ -18,9 +18,8 @@ from __future__ import annotations
 import time
 
 from stdio_probe import fixture_log, hang, sample, wire
-from stdio_probe.host_contract import shutdown_child
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import TERM_GRACE, Child, spawn
+from stdio_probe.spawn import Child, spawn
 
 ID = "L1"
 TITLE = "full-pipe hang: no exit on stdin EOF while stdout is unread"
@@ -29,7 +28,6 @@ EXTRA_ARMS = ("bug_server_api", "control_server_api")
 PAIRS = {"server API": ("bug_server_api", "control_server_api")}
 PAYLOAD_BYTES = 262_144
 PRE_EOF_DELAY = 2.0  # the article's wait before closing stdin (window method)
-SAMPLE_INTERVAL = 0.05
 EXIT_AFTER_DRAIN = 5.0
 
 
@@ -91,9 +89,8 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, options: Options, serv
 def _shut_down(child: Child, options: Options) -> dict:
     """The host contract in place of the plain close: it closes stdin, drains, waits a bound, escalates."""
     eof_at = time.monotonic()
-    done = shutdown_child(child.process, exit_bound=options.window, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
+    done = child.shut_down(options.window)
     by_itself = done.ended_by == "self"
-    child.ended_by = None if by_itself else done.ended_by  # Child keeps only the signal that ended it
     return {
         "shutdown": {"ended_by": done.ended_by, "steps": done.steps, "stdout_eof": done.stdout_eof},
         "eof_at_s": round(eof_at - child.started, 3),
@@ -141,7 +138,7 @@ def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: ha
             if last_proof["proven"]:
                 decided_by = "proof"
                 break
-        time.sleep(SAMPLE_INTERVAL)
+        time.sleep(sample.SAMPLE_INTERVAL)
     alive = child.process.poll() is None
     exited_after = None if alive else round(time.monotonic() - eof_at, 3)
     observed = {

@@ -20,7 +20,6 @@ ID = "S2"
 TITLE = "stdin EOF with a large answer unread: the server exits"
 ARMS = ("bug", "control")
 PRE_EOF_DELAY = 2.0  # window method: the article's wait before closing stdin (what the control needs)
-SAMPLE_INTERVAL = 0.05
 EXIT_AFTER_DRAIN = 5.0
 STALL_S = 0.3  # seconds a more-than-half-full pipe stays unchanged before its writer counts as stopped
 CALL_ID = 1
@@ -109,7 +108,7 @@ def observe(s: session.Session, eof_at: float, bound: float, prove: bool, trigge
             if last_proof["proven"]:
                 decided_by = "proof"
                 break
-        time.sleep(SAMPLE_INTERVAL)
+        time.sleep(sample.SAMPLE_INTERVAL)
     alive = s.child.process.poll() is None
     observed = {
         "decided_by": decided_by,
