@@ -10,7 +10,8 @@ the run's "pairs" and named in the reason, and never changes the case's verdict.
 from __future__ import annotations
 
 from stdio_probe.cases import ARMS
-from stdio_probe.model import ArmRecord, Probe, shorten
+from stdio_probe.model import Probe, shorten
+from stdio_probe.record import ArmRecord, Mitigation
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "error", "not_applicable")
 RULE_ARMS = ("bug", "control")
@@ -59,7 +60,7 @@ def _verdict(verdict: str, reason: str, headline: str = "") -> dict:
     return {"verdict": verdict, "reason": reason, "headline": shorten(headline or reason)}
 
 
-def mitigation(case: Probe, arms: dict[str, ArmRecord]) -> dict:
+def mitigation(case: Probe, arms: dict[str, ArmRecord]) -> Mitigation:
     """Whether the host contract held on the mitigated arm: held when the defect is not shown there.
 
     status says it in one word: held, not_held, not_applicable (the case or the mitigated arm does not
@@ -81,7 +82,7 @@ def mitigation(case: Probe, arms: dict[str, ArmRecord]) -> dict:
     return _held(not finding.shown, finding.note, "not_held" if finding.shown else "held")
 
 
-def _held(held: bool | None, note: str, status: str) -> dict:
+def _held(held: bool | None, note: str, status: str) -> Mitigation:
     return {"held": held, "note": note, "status": status}
 
 

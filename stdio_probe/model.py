@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stdio_probe.record import ArmRecord
 
 
 @dataclass(frozen=True)
@@ -106,11 +109,6 @@ class Host:
 # bug and control decide a case's verdict; mitigated is the bug's trigger with the host contract applied
 CASE_ARMS = ("bug", "control", "mitigated")
 
-# One arm's raw record, as results.json's arms hold it (record.ArmRecord names its common facts).
-ArmRecord = dict[str, Any]
-# What a probe's arm lacks, read from its record: the reason it is not_applicable, or None.
-Lacking = Callable[[ArmRecord], str | None]
-
 
 @dataclass(frozen=True)
 class Probe:
@@ -132,7 +130,7 @@ class Probe:
     assess: Callable[[ArmRecord], Finding]
     slow_arms: tuple[str, ...] = ()
     pairs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
-    needs: Mapping[str, Lacking] = field(default_factory=dict)
+    needs: Mapping[str, Callable[[ArmRecord], str | None]] = field(default_factory=dict)
 
     def run(self, arm: str, subject: Any, options: Options) -> ArmRecord:
         """run_arm, then the arm's needs rule: a record showing the subject lacks what the probe needs

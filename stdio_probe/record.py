@@ -48,12 +48,68 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import TypedDict
 
 from stdio_probe import __version__, env_args, package_file, sample
 from stdio_probe.model import Options
 
 SCHEMA_VERSION = 10
 SCHEMA_PATH = package_file("results.schema.json")
+
+
+class ArmRecord(TypedDict, total=False):
+    """The facts any arm may carry (results.schema.json, an arm); each probe's run_arm adds its own beside them.
+
+    error and not_applicable say the arm gave no evidence (decide filters them before any assess);
+    the runner adds started_at and duration_s; spawn.Child.record gives the exit facts.
+    """
+
+    error: str
+    traceback: str
+    not_applicable: str
+    started_at: float
+    duration_s: float
+    pid: int
+    exit_code: int | None
+    signal: str | None
+    ended_by: str | None
+    launch: str
+    fork_server_unavailable: str
+    stderr: str
+
+
+class Mitigation(TypedDict, total=False):
+    """Whether the host contract held on the mitigated arm (None: not evaluated), why, and its status in one
+    word (decide.mitigation; files before it lack status: decide.contract_status)."""
+
+    held: bool | None
+    note: str
+    status: str
+
+
+class Run(TypedDict, total=False):
+    """One run of results.json: a probe against one subject, held in exactly one of sdk, server or host."""
+
+    case: str
+    sdk: dict
+    server: dict
+    host: dict
+    verdict: str
+    reason: str
+    headline: str
+    pairs: dict[str, dict]
+    mitigation: Mitigation
+    arms: dict[str, ArmRecord]
+
+
+SUBJECTS = ("sdk", "server", "host")  # the key a run's subject is held under
+
+
+def make_run(case: str, holder: str, subject: dict, decided: dict, held: Mitigation, arms: dict[str, ArmRecord]) -> Run:
+    """A run as results.json holds it: decided is decide's verdict, reason, headline (and pairs)."""
+    if holder not in SUBJECTS:
+        raise ValueError(f"a run's subject is one of {SUBJECTS}, not {holder!r}")
+    return {"case": case, holder: subject, **decided, "mitigation": held, "arms": arms}  # type: ignore[misc]
 
 
 def default_pipe_capacity() -> int:

@@ -16,6 +16,7 @@ from stdio_probe.checks import CHECKS, session
 from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation
 from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.model import Host, Options, Sdk, Server
+from stdio_probe.record import ArmRecord, Run, make_run
 
 FAST_PARALLEL_ARMS = 12
 POLL = 0.1  # seconds between the main thread's looks at the arms (a signal waits no longer)
@@ -25,7 +26,7 @@ FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier o
 ArmListener = Callable[[str, str, str, str, str], None]
 
 
-def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListener) -> dict:
+def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListener) -> ArmRecord:
     """One arm; a failure of the probe itself becomes the arm's error, never a lost run."""
     on_arm(sdk.spec, case_id, arm, "running", "")
     started = time.time()
@@ -41,7 +42,7 @@ def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListe
     return record
 
 
-def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
+def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
     """Run every arm and decide each case.
 
     The fast method runs arms concurrently and forks fixtures from a warm fork server per SDK;
@@ -79,9 +80,7 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
             case = CASES[case_id]
             verdict = decide(case, arms)
             held = mitigation(case, arms)
-            runs.append(
-                {"case": case_id, "sdk": {"spec": sdk.spec, **sdk.facts}, **verdict, "mitigation": held, "arms": arms}
-            )
+            runs.append(make_run(case_id, "sdk", {"spec": sdk.spec, **sdk.facts}, verdict, held, arms))
     return runs
 
 
@@ -105,17 +104,17 @@ def run_jobs(run: Callable[..., dict], jobs: list[tuple], workers: int) -> dict[
     return {job: future.result() for job, future in futures.items()}
 
 
-def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[dict]:
+def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[Run]:
     """The runs of an SDK that could not be made ready: an error verdict per case, no arms."""
     sdk = {"spec": spec, **facts}
     held = {"held": None, "note": reason, "status": "not_evaluated"}
     return [
-        {"case": case_id, "sdk": sdk, "verdict": "error", "reason": reason, "mitigation": held, "arms": {}}
+        make_run(case_id, "sdk", sdk, {"verdict": "error", "reason": reason}, held, {})
         for case_id in case_ids
     ]
 
 
-def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
+def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
     """Find each server's era, then run every server check's arms in it (concurrently in the fast
     method; one server's arms one at a time unless it is declared --parallel-arms) and decide each check
     per server. A server sharing no era with the probe gets not_applicable arms."""
@@ -151,7 +150,7 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
                 described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
             described["era"] = era
             verdict = decide_check(CHECKS[check_id], arms)
-            runs.append({"case": check_id, "server": described, **verdict, "mitigation": NO_CONTRACT, "arms": arms})
+            runs.append(make_run(check_id, "server", described, verdict, NO_CONTRACT, arms))
     return runs
 
 
@@ -186,7 +185,7 @@ def _with_version(era: dict, arms: list[dict]) -> dict:
 SHARED_CONTROL = "control"  # the host checks' control arm: run once per host, shared by every check
 
 
-def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[dict]:
+def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
     """Run the host checks' arms (concurrently in the fast method), the control once per host, and decide each
     check per host by the bug/control rule."""
     first = HOST_CHECKS[check_ids[0]]
@@ -213,7 +212,7 @@ def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm:
             check = HOST_CHECKS[check_id]
             arms = {arm: control if arm == SHARED_CONTROL else records[(i, check_id, arm)] for arm in check.arms}
             verdict = decide(check, arms)
-            runs.append({"case": check_id, "host": described, **verdict, "mitigation": NO_HOST_ARM, "arms": arms})
+            runs.append(make_run(check_id, "host", described, verdict, NO_HOST_ARM, arms))
     return runs
 
 
@@ -221,7 +220,7 @@ def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmLi
     """Each job's arm against a server or host (arm_of(*job) -> label, check, arm, run() -> its record),
     concurrently in the fast method; a failure of the probe itself becomes the arm's error."""
 
-    def one(*job) -> dict:
+    def one(*job) -> ArmRecord:
         label, check, arm, run = arm_of(*job)
         on_arm(label, check.id, arm, "running", "")
         started = time.time()
