@@ -1,0 +1,171 @@
+"""Every probe's pure assess, and the verdict rule over it, on stored records: nothing is spawned.
+
+Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 7), the other results/*.json
+(L1-L10, L12 on a few releases, schema 4 and 5) and tests/data/records/ (S1-S6 on the fixture server's
+defect shapes, H1-H10 on the fixture host's, schema 9; README.md there has the commands that made them).
+Stale: results.json, sdk-*.json and client-cases-*.json are schema 4, before L1 and L2 ran their server-API
+pair, so their L1 and L2 runs are judged without the pair; they and the schema-5 l9 and l12 files were made before
+the control's needs rules of L8-L10 (their 1.0.0 runs read inconclusive where a run now says not_applicable),
+so those rules are checked on the current files only. What no stored run shows (H6 and H8 reproduced,
+a mitigated arm showing the defect) is shown on stored records changed by hand.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from stdio_probe import record
+from stdio_probe.cases import CASES
+from stdio_probe.checks import CHECKS
+from stdio_probe.decide import decide, decide_check, mitigation
+from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.model import Finding, Options, Probe
+
+ROOT = Path(__file__).resolve().parent.parent
+PROBES = {**CASES, **CHECKS, **HOST_CHECKS}
+RECORDS = sorted((ROOT / "tests" / "data" / "records").glob("*.json"))
+STORED = sorted((ROOT / "results").glob("*.json")) + RECORDS
+CURRENT = [ROOT / "results" / "releases.json", *RECORDS]
+
+
+@cache
+def stored_runs() -> tuple[dict, ...]:
+    """Every stored run that has arms (an SDK that could not be made ready has none)."""
+    return tuple(run for path in STORED for run in record.read(path)["runs"] if run["arms"])
+
+
+@cache
+def current_runs() -> tuple[dict, ...]:
+    return tuple(run for path in CURRENT for run in record.read(path)["runs"] if run["arms"])
+
+
+def runs_of(probe_id: str, current: bool = False) -> list[dict]:
+    """The stored runs of a probe; current: only those of files made since its record last changed shape."""
+    return [run for run in (current_runs() if current else stored_runs()) if run["case"] == probe_id]
+
+
+def judged(probe: Probe, run: dict) -> dict:
+    """What decide says of a stored run now, by the rule the runner applies to its kind of subject."""
+    if "server" in run:
+        return decide_check(probe, run["arms"])
+    if not all(arm in run["arms"] for pair in probe.pairs.values() for arm in pair):
+        probe = dataclasses.replace(probe, pairs={})  # a stale run, from before the probe had its pair
+    return decide(probe, run["arms"])
+
+
+def evidence(run: dict) -> list[dict]:
+    """The arm records of a run that an assess reads: neither error nor not_applicable."""
+    return [arm for arm in run["arms"].values() if not arm.get("error") and not arm.get("not_applicable")]
+
+
+def test_every_probe_has_stored_records():
+    assert {run["case"] for run in stored_runs()} == set(PROBES)
+
+
+@pytest.mark.parametrize("probe_id", list(PROBES))
+def test_stored_verdicts_are_what_assess_decides_now(probe_id):
+    probe = PROBES[probe_id]
+    for run in runs_of(probe_id):
+        now = judged(probe, run)
+        assert (now["verdict"], now["reason"]) == (run["verdict"], run["reason"]), (record.subject(run), now)
+        assert now.get("headline", run.get("headline")) == run.get("headline", now.get("headline"))
+        assert now.get("pairs") == run.get("pairs", now.get("pairs"))
+        if probe_id in CASES:
+            assert mitigation(probe, run["arms"]["mitigated"]) == run["mitigation"], record.subject(run)
+
+
+@pytest.mark.parametrize("probe_id", list(PROBES))
+def test_assess_is_pure(probe_id):
+    """assess reads a record and changes nothing in it: the same record gives the same finding twice."""
+    probe = PROBES[probe_id]
+    for run in runs_of(probe_id)[:20]:
+        for arm in evidence(run):
+            kept = copy.deepcopy(arm)
+            assert probe.assess(arm) == probe.assess(arm) and arm == kept
+
+
+@pytest.mark.parametrize("probe_id", [probe_id for probe_id, probe in PROBES.items() if probe.needs])
+def test_needs_rules_say_what_the_stored_records_say(probe_id):
+    """A needs rule on a stored arm gives the not_applicable stored with it, or None where none is stored
+    (an arm made not_applicable by something else, the fixture's own check, may pass the rule)."""
+    probe = PROBES[probe_id]
+    for run in runs_of(probe_id, current=True):
+        for arm, rule in probe.needs.items():
+            stored = run["arms"][arm]
+            lacking = rule({key: value for key, value in stored.items() if key != "not_applicable"})
+            if stored.get("not_applicable"):
+                assert lacking in (None, stored["not_applicable"]), record.subject(run)
+            else:
+                assert lacking is None, record.subject(run)
+
+
+def _shown(probe_id: str) -> set[bool | None]:
+    return {PROBES[probe_id].assess(arm).shown for run in runs_of(probe_id) for arm in evidence(run)}
+
+
+@pytest.mark.parametrize("probe_id", [probe_id for probe_id in PROBES if probe_id not in ("H6", "H8")])
+def test_stored_records_show_the_defect_and_its_absence(probe_id):
+    assert {True, False} <= _shown(probe_id)
+
+
+def _good_host_bug(probe_id: str) -> dict:
+    run = next(run for run in runs_of(probe_id) if run["host"]["label"] == "good")
+    return copy.deepcopy(run["arms"]["bug"])
+
+
+def test_h6_and_h8_a_host_stuck_after_the_answer_shows_the_defect():
+    stuck = next(run for run in runs_of("H5") if run["host"]["label"] == "hang-dead")["arms"]["bug"]["stuck"]
+    for probe_id in ("H6", "H8"):
+        assert _shown(probe_id) == {False}  # the fixture host has no shape that fails them
+        bug = _good_host_bug(probe_id)
+        assert HOST_CHECKS[probe_id].assess({**bug, "stuck": stuck}).shown is True
+
+
+def test_h8_memory_past_the_bound_or_no_answer_shows_the_defect():
+    bug, h8 = _good_host_bug("H8"), HOST_CHECKS["H8"]
+    assert h8.assess(bug).shown is False
+    bug["host_peak_kib"] = bug["base_kib"] + 16 * 1024 * 11  # 11 times the 16 MiB answer
+    assert h8.assess(bug).shown is True
+    bug["events"] = [event for event in bug["events"] if event["event"] != "answered"]
+    assert h8.assess(bug).note.startswith("the host exited")
+
+
+def test_mitigation_is_not_held_when_the_mitigated_arm_shows_the_defect():
+    run = runs_of("L1")[-1]
+    assert mitigation(CASES["L1"], run["arms"]["bug"]) == {
+        "held": False,
+        "note": CASES["L1"].assess(run["arms"]["bug"]).note,
+    }
+    assert mitigation(CASES["L1"], {"not_applicable": "no pipe"})["held"] is None
+
+
+def _stub(record_of_arm: dict, **fields) -> Probe:
+    """A probe whose run_arm returns a copy of a given record (no process) and whose assess reads 'shown'."""
+    return Probe(
+        "T",
+        "stub",
+        ("bug", "control"),
+        lambda arm, subject, options: dict(record_of_arm),
+        lambda arm_record: Finding(arm_record["shown"], "n"),
+        **fields,
+    )
+
+
+def test_probe_run_applies_the_arms_needs_rule_only_where_nothing_said_so_already():
+    needs = {"control": lambda arm_record: "lacks it" if arm_record["shown"] else None}
+    assert _stub({"shown": True}, needs=needs).run("control", None, Options())["not_applicable"] == "lacks it"
+    assert "not_applicable" not in _stub({"shown": True}, needs=needs).run("bug", None, Options())
+    assert "not_applicable" not in _stub({"shown": False}, needs=needs).run("control", None, Options())
+    kept = _stub({"shown": True, "not_applicable": "fixture"}, needs=needs).run("control", None, Options())
+    assert kept["not_applicable"] == "fixture"
+
+
+def test_probe_note_never_asks_assess_about_an_arm_without_evidence():
+    stub = _stub({})
+    assert stub.note({"error": "boom"}) == "boom" and stub.note({"not_applicable": "no API"}) == "no API"
+    assert stub.note({"shown": True}) == "n"
