@@ -20,7 +20,7 @@ import pytest
 
 from stdio_probe import cli, hang, runner, sample, spawn, wire
 from stdio_probe.checks import CHECKS, session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.server_args import ServerArgsError, large_call
 from tests.test_outputs import assert_fits, probe
@@ -326,28 +326,20 @@ def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch
     lock = threading.Lock()
     together = threading.Barrier(3, timeout=30)  # the parallel server's three arms, all running at once
 
-    class Turns:
-        ID = "SX"
-        ARMS = ("a", "b", "c")
+    def run_arm(arm: str, server: Server, options: Options) -> dict:
+        with lock:
+            running[server.label] = running.get(server.label, 0) + 1
+            most[server.label] = max(most.get(server.label, 0), running[server.label])
+        if server.parallel_arms:
+            together.wait()
+        else:
+            threading.Event().wait(0.05)  # long enough for a second arm of the same server to start, if it could
+        with lock:
+            running[server.label] -= 1
+        return {}
 
-        @staticmethod
-        def run_arm(arm: str, server: Server, options: Options) -> dict:
-            with lock:
-                running[server.label] = running.get(server.label, 0) + 1
-                most[server.label] = max(most.get(server.label, 0), running[server.label])
-            if server.parallel_arms:
-                together.wait()
-            else:
-                threading.Event().wait(0.05)  # long enough for a second arm of the same server to start, if it could
-            with lock:
-                running[server.label] -= 1
-            return {}
-
-        @staticmethod
-        def assess(record: dict) -> Finding:
-            return Finding(False, "ran")
-
-    monkeypatch.setitem(runner.CHECKS, "SX", Turns)
+    turns = Probe("SX", "arms that count each other", ("a", "b", "c"), run_arm, lambda record: Finding(False, "ran"))
+    monkeypatch.setitem(runner.CHECKS, "SX", turns)
     monkeypatch.setattr(runner, "decide_check", lambda check, arms: {"verdict": OK, "reason": ""})
     servers = [Server("one", "x"), Server("two", "x"), Server("free", "x", parallel_arms=True)]
     runs = runner.run_servers(servers, ["SX"], Options(), lambda *event: None)
