@@ -1,18 +1,20 @@
 """Every probe's pure assess, and the verdict rule over it, on stored records: nothing is spawned.
 
-Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 7), the other results/*.json
-(L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S11 on real servers,
-H1-H10 on the pinned host recipes) and tests/data/records/ (S1-S11 on the fixture server's defect shapes,
-H1-H10 on the fixture host's; README.md there has the commands that made them).
-Stale, and so left out where they no longer match: the schema-4 files (sdk-*.json, client-cases-*.json) predate
-L1 and L2's server-API pair, so their L1 and L2 runs are judged without it; they and the schema-5 l9 and l12 files
-predate the control's needs rules of L8-L10 (their 1.0.0 runs read inconclusive where a run now says
-not_applicable), so those rules are checked on the current files only; L8's and L9's records changed shape (the
-stuck driver's proof) and L11's note (how the server ended) after releases.json, client-cases-*.json and
-l9-*.json were made, so STALE leaves those out for them (results/results.json, a pinned run of L1-L12, is current;
-regenerating the 65-release sweep is not cheap). What no stored run shows (a mitigated arm showing the
-defect), and each way H6 and H8 find a defect (a host stuck after the answer; H8: memory past its bound, no
-answer taken in), is shown on stored records changed by hand.
+Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 10), the other results/*.json
+(L1-L12 pinned, schema 10; L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and
+hosts.json (S1-S11 on real servers, H1-H10 on the pinned host recipes) and tests/data/records/ (S1-S11 on
+the fixture server's defect shapes, H1-H10 on the fixture host's; README.md there has the commands).
+
+Stale, and so left out where they no longer match: the schema-4 files (sdk-*.json, client-cases-*.json)
+predate L1 and L2's server-API pair, so their L1 and L2 runs are judged without it; they and the schema-5
+l9 and l12 files predate the control's needs rules of L8-L10 (their 1.0.0 runs read inconclusive where a
+run now says not_applicable: those rules are checked on the current files only) and the mitigation status
+(only held is compared there); L8's and L9's records changed shape (the stuck driver's proof) after
+client-cases-*.json and l9-*.json were made, so STALE leaves those out for them.
+
+What no stored run shows (a mitigated arm showing the defect), and each way H6 and H8 find a defect (a
+host stuck after the answer; H8: memory past its bound, no answer taken in), is shown on stored records
+changed by hand.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ STORED = sorted((ROOT / "results").glob("*.json")) + RECORDS
 CURRENT = [ROOT / "results" / name for name in ("results.json", "releases.json", "servers.json", "hosts.json")]
 CURRENT += RECORDS
 # files whose runs of a probe were made before its record or note last changed: (file name, probe id)
-STALE = {("releases.json", "L8"), ("releases.json", "L9"), ("releases.json", "L11"), ("l9-1.0.0-to-2.3.0.json", "L9")}
+STALE = {("l9-1.0.0-to-2.3.0.json", "L9")}
 STALE |= {(path.name, "L8") for path in (ROOT / "results").glob("client-cases-*.json")}
 
 
@@ -94,7 +96,9 @@ def test_stored_verdicts_are_what_assess_decides_now(probe_id):
         assert now.get("headline", run.get("headline")) == run.get("headline", now.get("headline"))
         assert now.get("pairs") == run.get("pairs", now.get("pairs"))
         if probe_id in CASES:
-            assert mitigation(probe, run["arms"]["mitigated"]) == run["mitigation"], record.subject(run)
+            held, stored = mitigation(probe, run["arms"]), run["mitigation"]
+            # files before the mitigation status (schema 4, 5) said held, and a note of their own when not applicable
+            assert (held if "status" in stored else held["held"]) == (stored if "status" in stored else stored["held"])
 
 
 @pytest.mark.parametrize("probe_id", list(PROBES))
@@ -153,12 +157,10 @@ def test_h8_memory_past_the_bound_or_no_answer_shows_the_defect():
 
 
 def test_mitigation_is_not_held_when_the_mitigated_arm_shows_the_defect():
-    run = runs_of("L1")[-1]
-    assert mitigation(CASES["L1"], run["arms"]["bug"]) == {
-        "held": False,
-        "note": CASES["L1"].assess(run["arms"]["bug"]).note,
-    }
-    assert mitigation(CASES["L1"], {"not_applicable": "no pipe"})["held"] is None
+    arms = runs_of("L1")[-1]["arms"]
+    held = mitigation(CASES["L1"], {**arms, "mitigated": arms["bug"]})
+    assert held == {"held": False, "note": CASES["L1"].assess(arms["bug"]).note, "status": "not_held"}
+    assert mitigation(CASES["L1"], {**arms, "mitigated": {"not_applicable": "no pipe"}})["held"] is None
 
 
 def _stub(record_of_arm: dict, **fields) -> Probe:
