@@ -1,16 +1,16 @@
 """Every probe's pure assess, and the verdict rule over it, on stored records: nothing is spawned.
 
 Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 10), the other results/*.json
-(L1-L12 pinned, schema 10; L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and
-hosts.json (S1-S11 on real servers, H1-H10 on the pinned host recipes) and tests/data/records/ (S1-S11 on
-the fixture server's defect shapes, H1-H10 on the fixture host's; README.md there has the commands).
+(L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S11 on real
+servers, H1-H10 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S11 on the fixture
+server's defect shapes, H1-H10 on the fixture host's; README.md there has the commands).
 
-Stale, and so left out where they no longer match: the schema-4 files (sdk-*.json, client-cases-*.json)
-predate L1 and L2's server-API pair, so their L1 and L2 runs are judged without it; they and the schema-5
-l9 and l12 files predate the control's needs rules of L8-L10 (their 1.0.0 runs read inconclusive where a
-run now says not_applicable: those rules are checked on the current files only) and the mitigation status
-(only held is compared there); L8's and L9's records changed shape (the stuck driver's proof) after
-client-cases-*.json and l9-*.json were made, so STALE leaves those out for them.
+Stale, and so left out where they no longer match: the schema-4 files (results.json, sdk-*.json,
+client-cases-*.json) predate L1 and L2's server-API pair, so their L1 and L2 runs are judged without it;
+they and the schema-5 l9 and l12 files predate the control's needs rules of L8-L10 (their 1.0.0 runs read
+inconclusive where a run now says not_applicable: those rules are checked on the current files only) and
+the mitigation status (only held is compared there); L8's and L9's records changed shape (the stuck
+driver's proof) after client-cases-*.json and l9-*.json were made, so STALE leaves those out for them.
 
 What no stored run shows (a mitigated arm showing the defect), and each way H6 and H8 find a defect (a
 host stuck after the answer; H8: memory past its bound, no answer taken in), is shown on stored records
@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PROBES = {**CASES, **CHECKS, **HOST_CHECKS}
 RECORDS = sorted((ROOT / "tests" / "data" / "records").glob("*.json"))
 STORED = sorted((ROOT / "results").glob("*.json")) + RECORDS
-CURRENT = [ROOT / "results" / name for name in ("results.json", "releases.json", "servers.json", "hosts.json")]
+CURRENT = [ROOT / "results" / name for name in ("releases.json", "servers.json", "hosts.json")]
 CURRENT += RECORDS
 # files whose runs of a probe were made before its record or note last changed: (file name, probe id)
 STALE = {("l9-1.0.0-to-2.3.0.json", "L9")}
