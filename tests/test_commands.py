@@ -37,7 +37,7 @@ def test_every_command_has_its_own_help_with_examples_within_80_columns(capsys, 
     assert "examples:" in text and "exit codes" in text
     assert text.startswith(f"usage: {commands.usage.PROG} {'' if command == 'run' else command}".rstrip())
     probes = {"run": CASES, "server": CHECKS, "host": HOST_CHECKS}.get(command, {})
-    assert all(probe.TITLE in text for probe in probes.values())
+    assert all(probe.title in text for probe in probes.values())
 
 
 def test_the_bare_help_is_runs_and_names_every_command(capsys):
