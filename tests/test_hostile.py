@@ -27,7 +27,7 @@ from stdio_probe.model import Options, Server
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
 HOSTILE = Path(__file__).resolve().parent / "hostile_server.py"
-RSS_BOUND_KB = 128 * 1024  # the probe's stated peak RSS bound (README: Bounds)
+RSS_BOUND_KB = 128 * 1024  # the probe's stated peak RSS bound (docs/servers-and-hosts.md, "Hostile servers")
 SIGNAL_BOUND = 2.0  # seconds from the first SIGINT or SIGTERM to the probe's exit
 GUARDIAN_BOUND = 15.0  # seconds after SIGKILL of the probe by which nothing it started is alive
 LARGE_ARGUMENT = "big " + json.dumps({"x": "a" * 120_000})  # more than a pipe holds: its write blocks
