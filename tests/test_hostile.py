@@ -38,7 +38,34 @@ def hostile(mode: str) -> str:
 
 
 def marked(run_id: str) -> list[dict]:
-    return sample.marked_processes(spawn.MARKER, run_id)
+    """The probe started with run_id and every process it started: a marker the probe is given is namespaced
+    (run_id/its own id) in what it starts. /proc is listed until no new pid shows (a pid hopper)."""
+    given, namespaced = f"{spawn.MARKER}={run_id}".encode(), f"{spawn.MARKER}={run_id}/".encode()
+    found, listed = [], set()
+    while new := [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc"))) if pid not in listed]:
+        listed.update(new)
+        for pid in new:
+            try:
+                environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(entry == given or entry.startswith(namespaced) for entry in environ) and sample.is_live(pid):
+                found.append({"pid": pid, "cmdline": sample.cmdline(pid)})
+    return found
+
+
+_started: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _end_started_probes():
+    """A probe a failed test left running is killed (its guardian reaps what it started)."""
+    yield
+    while _started:
+        process = _started.pop()
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=10)
 
 
 def start_probe(*args: str) -> tuple[subprocess.Popen, str]:
@@ -53,6 +80,7 @@ def start_probe(*args: str) -> tuple[subprocess.Popen, str]:
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+    _started.append(process)
     return process, run_id
 
 
@@ -131,7 +159,8 @@ def test_signals_pressed_repeatedly_end_a_blocked_run_within_2_s_in_one_line(sig
     modes = ("non-reader", "hopper", "flood-empty")  # a server's arms take turns: one arm of each runs at once
 
     def running() -> set[str]:
-        return {mode for process in marked(run_id) for mode in modes if mode in process["cmdline"]}
+        started = [found for found in marked(run_id) if found["pid"] != process.pid]  # its own command names all
+        return {mode for found in started for mode in modes if mode in found["cmdline"]}
 
     deadline = time.monotonic() + 30
     while running() != set(modes) and time.monotonic() < deadline:
