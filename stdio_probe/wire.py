@@ -25,6 +25,8 @@ def write_bounded(child: Child, data: bytes) -> None:
 
     The pipe is made non-blocking and written as it drains; a server that stops reading (or a run that
     is stopping, spawn.stopping()) raises WriteBlocked, so the arm fails with a reason instead of hanging.
+    A server that closed its stdin (it exited, or died at start) gets nothing more: the rest is dropped,
+    as a host's write would fail, and the caller observes the exit (no evidence, never an arm's error).
     """
     fd = child.process.stdin.fileno()
     os.set_blocking(fd, False)
@@ -43,6 +45,8 @@ def write_bounded(child: Child, data: bytes) -> None:
             written = os.write(fd, view)
         except BlockingIOError:
             continue
+        except BrokenPipeError:
+            return
         view, last_progress = view[written:], time.monotonic()
 
 
