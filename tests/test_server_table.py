@@ -26,6 +26,9 @@ RACES = {
     # mcp-cron does not exit on EOF (S1); whether it writes ping's answer into the closed pipe (and dies of
     # SIGPIPE) before it reads the EOF that follows is a race: S8 came out both ways in three runs
     ("mcp-cron", "S8"): "ping's answer and EOF race",
+    # S7 on mcp-cron came out reproduced in the table's run and not reproduced in a full test run under load
+    # (load average 10-20): whether all 21 answers leave before stdout ends depends on its goroutines' order
+    ("mcp-cron", "S7"): "21 answers and EOF race",
     # S9's bound is 5 s; these Python servers end on SIGINT in about 4 s on a loaded machine (an asyncio
     # KeyboardInterrupt unwinding): near the bound
     ("python-sdk lowlevel", "S9"): "ends 4 s after SIGINT under load, bound 5 s",
@@ -72,8 +75,11 @@ def test_each_servers_verdicts_are_the_tables(servers, label):
     if label in ("mcp-time", "mcp-cron"):  # Go: never proven, and the reason says why (not SIGALRM's handler)
         arms = [arm for run in runs.values() for arm in run["arms"].values()]
         attempts = [a["why_not"] or "" for arm in arms for a in arm.get("proof_attempts", [])]
-        assert any("runtime thread in a timed wait" in why for why in attempts)
-        assert not any("SIGALRM" in why for why in attempts)
+        # an attempt that got as far as the process's timers names the Go runtime; one may end sooner (the pipe
+        # not full yet), and a server that exits first leaves no attempt at all
+        assert all(why and "SIGALRM" not in why for why in attempts), attempts
+        timers = [why for why in attempts if "pipe" not in why]
+        assert all("runtime thread in a timed wait" in why for why in timers), timers
     for run in runs.values():
         for arm in run["arms"].values():
             assert not any("no longer at fd" in (a["why_not"] or "") for a in arm.get("proof_attempts", []))
