@@ -428,7 +428,7 @@ def _leave_after_eof(signum, frame):
 _signal.signal(_signal.SIGWINCH, _leave_after_eof)  # ignored by default: harmless once Python has reset it at exit
 _TIMER, _EVENT = _ctypes.c_void_p(), (_ctypes.c_int * 16)(0, 0, _signal.SIGWINCH, 0)  # sigevent: SIGEV_SIGNAL
 _ctypes.CDLL(None).timer_create(1, _EVENT, _ctypes.byref(_TIMER))
-_ctypes.CDLL(None).timer_settime(_TIMER, 0, (_ctypes.c_long * 4)(0, 300_000_000, 0, 300_000_000), None)
+_ctypes.CDLL(None).timer_settime(_TIMER, 0, (_ctypes.c_long * 4)(1, 0, 1, 0), None)
 """
 
 UNFORESEEN_FIXES = {
