@@ -15,7 +15,7 @@ from stdio_probe.cases import ARMS, CASES
 from stdio_probe.checks import CHECKS, session
 from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation
 from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import Host, Options, Sdk, Server
+from stdio_probe.model import Host, Options, Probe, Sdk, Server
 from stdio_probe.record import ArmRecord, Run, make_run
 
 FAST_PARALLEL_ARMS = 12
@@ -26,19 +26,24 @@ FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier o
 ArmListener = Callable[[str, str, str, str, str], None]
 
 
-def run_arm(sdk: Sdk, case_id: str, arm: str, options: Options, on_arm: ArmListener) -> ArmRecord:
-    """One arm; a failure of the probe itself becomes the arm's error, never a lost run."""
-    on_arm(sdk.spec, case_id, arm, "running", "")
+def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm: ArmListener) -> ArmRecord:
+    """One arm of any probe on any subject (run() makes its record); a failure of the probe itself becomes
+    the arm's error, never a lost run, and so does a record the probe cannot read."""
+    on_arm(label, probe.id, arm, "running", "")
     started = time.time()
     try:
         with spawn.arm_scope():
-            record = CASES[case_id].run(arm, sdk, options)
+            record = run()
     except Exception as exc:
         record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
     record["started_at"] = started
     record["duration_s"] = round(time.time() - started, 3)
-    note = CASES[case_id].note(record)
-    on_arm(sdk.spec, case_id, arm, "done", note)
+    try:
+        note = probe.note(record)
+    except Exception as exc:
+        record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
+        record["traceback"] = traceback.format_exc(limit=5)
+    on_arm(label, probe.id, arm, "done", note)
     return record
 
 
@@ -63,7 +68,8 @@ def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: A
         try:
             if warm is not None:
                 warm.begin(i)
-            return run_arm(sdks[i], case_id, arm, options, on_arm)
+            case = CASES[case_id]
+            return run_arm(sdks[i].spec, case, arm, lambda: case.run(arm, sdks[i], options), on_arm)
         finally:
             if warm is not None:
                 warm.end(i)
@@ -131,13 +137,8 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
     def arm_of(i: int, check_id: str, arm: str) -> tuple:
         server, check = servers[i], CHECKS[check_id]
         if server.protocol is None:
-            return server.label, check, arm, lambda: {"not_applicable": found[i]["evidence"]}
-
-        def run() -> dict:
-            with turns[i]:
-                return check.run(arm, server, options)
-
-        return server.label, check, arm, run
+            return server.label, check, arm, lambda: {"not_applicable": found[i]["evidence"]}, turns[i]
+        return server.label, check, arm, lambda: check.run(arm, server, options), turns[i]
 
     records = _run_subject_arms(jobs, arm_of, options, on_arm)
     runs = []
@@ -200,7 +201,7 @@ def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm:
 
     def arm_of(i: int, check_id: str, arm: str) -> tuple:
         check = HOST_CHECKS[check_id]
-        return hosts[i].label, check, arm, lambda: check.run(arm, hosts[i], options)
+        return hosts[i].label, check, arm, lambda: check.run(arm, hosts[i], options), contextlib.nullcontext()
 
     records = _run_subject_arms(jobs, arm_of, options, on_arm)
     runs = []
@@ -217,26 +218,13 @@ def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm:
 
 
 def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmListener) -> dict[tuple, dict]:
-    """Each job's arm against a server or host (arm_of(*job) -> label, check, arm, run() -> its record),
-    concurrently in the fast method; a failure of the probe itself becomes the arm's error."""
+    """Each job's arm against a server or host (arm_of(*job) -> label, check, arm, run() -> its record, and
+    the subject's turn: a lock its arms take in turn, or a null context), concurrently in the fast method; a
+    failure of the probe itself becomes the arm's error. An arm is running, and timed, once it has its turn."""
 
     def one(*job) -> ArmRecord:
-        label, check, arm, run = arm_of(*job)
-        on_arm(label, check.id, arm, "running", "")
-        started = time.time()
-        try:
-            with spawn.arm_scope():
-                record = run()
-        except Exception as exc:
-            record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
-        record["started_at"] = started
-        record["duration_s"] = round(time.time() - started, 3)
-        try:
-            note = check.note(record)
-        except Exception as exc:  # a record the check cannot read: that arm's error, not a lost run
-            record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
-            record["traceback"] = traceback.format_exc(limit=5)
-        on_arm(label, check.id, arm, "done", note)
-        return record
+        label, check, arm, run, turn = arm_of(*job)
+        with turn:
+            return run_arm(label, check, arm, run, on_arm)
 
     return run_jobs(one, jobs, FAST_PARALLEL_ARMS if options.method == "fast" else 1)
