@@ -13,7 +13,7 @@ the mitigation status (only held is compared there); L8's and L9's records chang
 driver's proof) after client-cases-*.json and l9-*.json were made, so STALE leaves those out for them.
 
 What no stored run shows (a mitigated arm showing the defect), and each way H6 and H8 find a defect (a
-host stuck after the answer; H8: memory past its bound, no answer taken in), is shown on stored records
+host stuck after the answer; H8: memory past its bound, no answer taken in, the call failed), is shown on stored records
 changed by hand.
 """
 
@@ -152,6 +152,11 @@ def test_h8_memory_past_the_bound_or_no_answer_shows_the_defect():
     assert h8.assess(bug).shown is False
     bug["host_peak_kib"] = bug["base_kib"] + 16 * 1024 * 11  # 11 times the 16 MiB answer
     assert h8.assess(bug).shown is True
+    bug["host_peak_kib"] = bug["base_kib"]
+    failed = {**bug, "host": {**bug["host"], "exit_code": 1, "stderr": "host failed: Connection closed\n"}}
+    assert h8.assess(failed).shown is True
+    said = "the call failed: the host exited 1 after the answer (host failed: Connection closed)"
+    assert h8.assess(failed).note == said
     bug["events"] = [event for event in bug["events"] if event["event"] != "answered"]
     assert h8.assess(bug).note.startswith("the host exited")
 

@@ -34,8 +34,8 @@ CLEAN = {"H1": N, "H2": N, "H3": N, "H4": R, "H5": R, "H6": N, "H7": N, "H8": N,
 EXPECTED = {  # the README's table; H9 not_applicable everywhere: no host relaunches a crashed server
     "python-sdk-2.2.0": CLEAN | {"H6": R},  # H4, H5, H6: L9, L8, L5 seen from the host
     "python-sdk-2.3.0": CLEAN | {"H6": R},
-    "typescript-sdk-1.32.2": CLEAN,
-    "inspector-cli-0.15.0": CLEAN | {"H7": R},  # the unread stderr pipe (typescript-sdk #2776's shape)
+    "typescript-sdk-1.32.2": CLEAN | {"H8": R},  # its 10 MiB read buffer: the 16 MiB call fails
+    "inspector-cli-0.15.0": CLEAN | {"H7": R, "H8": R},  # H7: the unread stderr pipe (typescript-sdk #2776's shape)
     "openai-agents-0.24.0": CLEAN | {"H8": R},
     "pydantic-ai-2.68.0": CLEAN | {"H6": R},
     "langchain-mcp-adapters-0.3.2": CLEAN,
@@ -64,13 +64,15 @@ def _timed_out(found: dict) -> None:
 
 def _answer_then_closed(found: dict) -> None:
     """The TypeScript SDK's client (and the Inspector on it) fails the 16 MiB call with "Connection closed"
-    (exit 1) once it has read the answer. Measured not_reproduced twice here (the scenario server logs the
-    answer written before the host's exit); a loaded machine can reap the exiting host before the server
-    logs it, which reads as "exited before it took in the whole answer". Never a hang or memory beyond
-    the bound."""
+    (exit 1): its ReadBuffer refuses a line past STDIO_DEFAULT_MAX_BUFFER_SIZE (10 MiB) and closes the
+    transport. Reproduced either way: "the call failed" when the scenario server logs the answer written
+    before the host's exit, "exited before it took in the whole answer" when a loaded machine reaps the
+    exiting host first. Never a hang."""
     host = found["arms"]["bug"]["host"]
     assert host["exit_code"] == 1 and "Connection closed" in host.get("stderr", ""), host
-    assert found["verdict"] == N or "before it took in the whole answer" in found["reason"], found["reason"]
+    assert found["verdict"] == R, found["reason"]
+    reasons = ("the call failed", "before it took in the whole answer")
+    assert any(reason in found["reason"] for reason in reasons), found["reason"]
 
 
 def _slower_than_its_timeout(found: dict) -> None:

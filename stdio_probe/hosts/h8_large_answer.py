@@ -1,7 +1,9 @@
 """H8: large answer: a 16 MiB tool result; the call completes and the host's memory stays bounded.
 
 Trigger: the tool's result is 16 MiB of text (the scenario server's LARGE). Shown when the host hangs
-after the answer (proof or window) or exits before it took in the whole answer, or when its processes'
+after the answer (proof or window), exits before it took in the whole answer, or fails the call (exits
+non-zero: the host contract's way to say so; a host that bounds a line below the answer, like the TypeScript
+SDK's 10 MiB read buffer, closes the connection), or when its processes'
 peak resident memory (VmHWM, summed over the host's tree, read every 20 ms) grew by more than
 MEMORY_MULTIPLE times the answer over what they held when the call arrived.
 """
@@ -39,6 +41,10 @@ def assess(record: dict) -> Finding:
     if answered is None:
         note = f"the host exited (exit {record['host']['exit_code']}) before it took in the whole answer"
         return Finding(True, note, "exited before taking in the answer")
+    if (code := record["host"]["exit_code"]) != 0:
+        said = record["host"].get("stderr", "").strip().splitlines()
+        note = f"the call failed: the host exited {code} after the answer" + (f" ({said[0][:160]})" if said else "")
+        return Finding(True, note, f"call failed, host exit {code}")
     answer_mib = answered["bytes"] / 2**20
     grown_mib = (record["host_peak_kib"] - record["base_kib"]) / 1024
     ratio = grown_mib / answer_mib
