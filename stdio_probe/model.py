@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import importlib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -144,3 +145,10 @@ class Probe:
     def note(self, record: ArmRecord) -> str:
         """The one-line account of an arm: why it did not run or could not apply, else what it showed."""
         return record.get("not_applicable") or record.get("error") or self.assess(record).note
+
+
+def registry(package: str, modules: Iterable[str]) -> dict[str, Probe]:
+    """id -> PROBE of each of package's modules, in the order named: a kind's one list of probes
+    (cases.CASES, checks.CHECKS, hosts.HOST_CHECKS), named once rather than imported and listed again."""
+    probes = (importlib.import_module(f"{package}.{module}").PROBE for module in modules)
+    return {probe.id: probe for probe in probes}

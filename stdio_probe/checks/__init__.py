@@ -6,36 +6,13 @@ otherwise every arm is a trigger of its own (decide.decide_check). S6a and S6b s
 mechanism (s6_bad_input) and are judged apart: their fixes differ.
 """
 
-from stdio_probe.checks import (
-    s1_idle_eof,
-    s2_eof_unread,
-    s3_sigterm,
-    s4_stdout_only_jsonrpc,
-    s5_descendants,
-    s6a_invalid_json,
-    s6b_invalid_utf8,
-    s7_answers_before_exit,
-    s8_reader_gone,
-    s9_sigint_idle,
-    s10_clean_ending,
-    s11_sigterm_stuck,
-)
-from stdio_probe.model import Probe
+from stdio_probe.model import Probe, registry
 
-CHECKS: dict[str, Probe] = {
-    check.PROBE.id: check.PROBE
-    for check in (
-        s1_idle_eof,
-        s2_eof_unread,
-        s3_sigterm,
-        s4_stdout_only_jsonrpc,
-        s5_descendants,
-        s6a_invalid_json,
-        s6b_invalid_utf8,
-        s7_answers_before_exit,
-        s8_reader_gone,
-        s9_sigint_idle,
-        s10_clean_ending,
-        s11_sigterm_stuck,
-    )
-}
+CHECKS: dict[str, Probe] = registry(
+    __name__,
+    (
+        "s1_idle_eof", "s2_eof_unread", "s3_sigterm", "s4_stdout_only_jsonrpc", "s5_descendants", "s6a_invalid_json",
+        "s6b_invalid_utf8", "s7_answers_before_exit", "s8_reader_gone", "s9_sigint_idle", "s10_clean_ending",
+        "s11_sigterm_stuck"
+    ),
+)

@@ -7,32 +7,12 @@ every check (runner.run_hosts): a host that cannot start, connect or call there 
 inconclusive (decide.decide's bug/control rule).
 """
 
-from stdio_probe.hosts import (
-    h1_graceful_close,
-    h2_eof_ignored,
-    h3_sigterm_ignored,
-    h4_descendants,
-    h5_dead_server,
-    h6_stdout_noise,
-    h7_stderr_flood,
-    h8_large_answer,
-    h9_reconnect,
-    h10_host_killed,
-)
-from stdio_probe.model import Probe
+from stdio_probe.model import Probe, registry
 
-HOST_CHECKS: dict[str, Probe] = {
-    check.PROBE.id: check.PROBE
-    for check in (
-        h1_graceful_close,
-        h2_eof_ignored,
-        h3_sigterm_ignored,
-        h4_descendants,
-        h5_dead_server,
-        h6_stdout_noise,
-        h7_stderr_flood,
-        h8_large_answer,
-        h9_reconnect,
-        h10_host_killed,
-    )
-}
+HOST_CHECKS: dict[str, Probe] = registry(
+    __name__,
+    (
+        "h1_graceful_close", "h2_eof_ignored", "h3_sigterm_ignored", "h4_descendants", "h5_dead_server",
+        "h6_stdout_noise", "h7_stderr_flood", "h8_large_answer", "h9_reconnect", "h10_host_killed"
+    ),
+)
