@@ -17,6 +17,7 @@ with no server before it: parser.error.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shlex
@@ -113,20 +114,7 @@ def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
         if entry["kind"] != "command":
             continue
         command = entry["command"]
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise ServerArgsError(f"--server {command!r}: {exc}") from None
-        if not argv:
-            raise ServerArgsError("--server: empty command")
-        if shutil.which(argv[0]) is None:
-            raise ServerArgsError(f"--server {command!r}: {argv[0]} not found (not on PATH, or not executable)")
-        label = entry.get("label") or os.path.basename(argv[0])
-        if label in labels:
-            if "label" in entry:
-                raise ServerArgsError(f"--name {label!r} names two servers")
-            label = next(f"{label} #{n}" for n in range(2, len(given) + 2) if f"{label} #{n}" not in labels)
-        labels.add(label)
+        label = _label(entry, _argv("--server", command), labels, "servers")
         large, protocol = entry.get("large_call"), entry.get("protocol")
         if protocol is not None and protocol not in ERAS:
             raise ServerArgsError(f"--protocol {protocol!r}: one of {', '.join(ERAS)}")
@@ -160,21 +148,34 @@ def hosts(given: list[dict], env: ChildEnv | None = None) -> list[Host]:
         if entry["kind"] != "host":
             continue
         command = entry["command"]
-        try:
-            argv = shlex.split(command)
-        except ValueError as exc:
-            raise ServerArgsError(f"--host {command!r}: {exc}") from None
-        if not argv:
-            raise ServerArgsError("--host: empty command")
-        if not any("{server}" in word for word in argv):
-            raise ServerArgsError(f"--host {command!r}: no {{server}} word (where the probe's server goes)")
-        if shutil.which(argv[0]) is None:
-            raise ServerArgsError(f"--host {command!r}: {argv[0]} not found (not on PATH, or not executable)")
-        label = entry.get("label") or os.path.basename(argv[0])
-        if label in labels:
-            if "label" in entry:
-                raise ServerArgsError(f"--name {label!r} names two hosts")
-            label = next(f"{label} #{n}" for n in range(2, len(given) + 2) if f"{label} #{n}" not in labels)
-        labels.add(label)
+        label = _label(entry, _argv("--host", command, needs_server_word=True), labels, "hosts")
         found.append(Host(label, command, env or ChildEnv()))
     return found
+
+
+def _argv(flag: str, command: str, needs_server_word: bool = False) -> list[str]:
+    """command split into words, its program found on PATH (and, for a host, a {server} word among them);
+    ServerArgsError, naming flag, when it cannot run."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise ServerArgsError(f"{flag} {command!r}: {exc}") from None
+    if not argv:
+        raise ServerArgsError(f"{flag}: empty command")
+    if needs_server_word and not any("{server}" in word for word in argv):
+        raise ServerArgsError(f"{flag} {command!r}: no {{server}} word (where the probe's server goes)")
+    if shutil.which(argv[0]) is None:
+        raise ServerArgsError(f"{flag} {command!r}: {argv[0]} not found (not on PATH, or not executable)")
+    return argv
+
+
+def _label(entry: dict, argv: list[str], labels: set[str], kind: str) -> str:
+    """The entry's label (--name, else its program's name), added to labels: a repeated program's gets
+    " #2", " #3"...; a repeated --name is an error (kind: "servers" or "hosts")."""
+    label = entry.get("label") or os.path.basename(argv[0])
+    if label in labels:
+        if "label" in entry:
+            raise ServerArgsError(f"--name {label!r} names two {kind}")
+        label = next(f"{label} #{n}" for n in itertools.count(2) if f"{label} #{n}" not in labels)
+    labels.add(label)
+    return label
