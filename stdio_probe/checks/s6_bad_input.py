@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from stdio_probe import eras
 from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Server
+from stdio_probe.model import Finding, Options, Probe, Server
 
 PING_ID = 2
 
@@ -54,3 +54,15 @@ def assess_bad_line(record: dict, what: str) -> Finding:
         how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
         return Finding(True, f"ended ({how}) after {what}, {ping} unanswered", f"{how} on {what}")
     return Finding(True, f"alive, but {ping} unanswered after {what}", f"{ping} unanswered after {what}")
+
+
+def bad_line_probe(probe_id: str, title: str, line: bytes, what: str) -> Probe:
+    """The check of one bad line (S6a, S6b): one arm, line sent then the liveness request, judged by
+    assess_bad_line with what naming the line."""
+    return Probe(
+        probe_id,
+        title,
+        ("bug",),
+        lambda arm, server, options: run_bad_line(line, server, options),
+        lambda record: assess_bad_line(record, what),
+    )
