@@ -3,30 +3,19 @@
 EOF is the spec's way to end a stdio server, not an error: a server that ends it with a traceback,
 a panic or SIGABRT (the Python SDK's servers where a thread holds the stdin lock at interpreter
 shutdown: ha-mcp #2027, fabric-rti-mcp #211) reports a crash to every host on every normal close.
-Whether it exits at all is S1's; a server alive at the window gives S10 no ending to judge.
+Its arm is S1's (initialize, EOF, the window); whether it exits at all is S1's verdict, and a server
+alive at the window gives S10 no ending to judge.
 """
 
 from __future__ import annotations
 
-from stdio_probe.checks import session
-from stdio_probe.model import Finding, Options, Probe, Server
+from stdio_probe.checks import s1_idle_eof, session
+from stdio_probe.model import Finding, Probe
 
 ID = "S10"
 TITLE = "idle stdin EOF: exit 0, no signal, no crash trace on stderr"
 ARMS = ("bug",)
 CRASH_MARKS = ("Traceback (most recent call last)", "panic:", "Fatal Python error", "thread '", "Segmentation fault")
-
-
-def run_arm(arm: str, server: Server, options: Options) -> dict:
-    """initialize, close stdin, wait the window for the exit."""
-
-    def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
-        s.close_stdin()
-        return session.exit_after(s, "EOF", options.window)
-
-    return session.run(server, options, body)
 
 
 def crash_trace(stderr: str) -> str | None:
@@ -51,4 +40,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, "exit 0 at EOF, no crash trace on stderr", "exit 0, no crash trace")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, s1_idle_eof.run_arm, assess)
