@@ -31,9 +31,8 @@ def run_arm(arm: str, host: Host, options: Options) -> dict:
     return session.arm(host, options, arm, SCENARIO, body)
 
 
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
+    """Shown when the server outlived the kill of its host by SURVIVOR_GRACE."""
     if record["killed_t"] is None:
         return Finding(None, session.contract_reached(record["events"]) or "no tools/call", "never called")
     sigs = ", ".join(sorted({s["name"] for s in session.signals(record["events"])})) or "no signal"
@@ -47,4 +46,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(assess_bug, through=None))

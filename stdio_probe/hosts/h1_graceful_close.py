@@ -9,7 +9,7 @@ host_contract.shutdown_child (close stdin, drain, bounded wait, then SIGTERM).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H1"
 TITLE = "graceful close: stdin closed, the server exits before any signal"
@@ -17,16 +17,9 @@ ARMS = ("bug", "control")
 SCENARIO = "slow_exit"
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(host, options, arm, SCENARIO, session.shutdown(options))
-
-
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
+    """Shown on a signal before the server's own exit, stdin never closed, or the host hung."""
     events = record["events"]
-    if (undecided := session.precondition(record)) is not None:
-        return undecided
     eof, sigs = session.first(events, "stdin_eof"), session.signals(events)
     exit_event = session.first(events, "exit")
     if "stuck" in record:
@@ -48,4 +41,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, note, f"EOF, own exit {took:.2f} s later")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug))

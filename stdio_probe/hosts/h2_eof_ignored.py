@@ -9,7 +9,7 @@ host_contract.shutdown_child (bounded wait, then SIGTERM, then SIGKILL).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H2"
 TITLE = "EOF ignored: the host escalates to a signal within the bound, then exits"
@@ -17,15 +17,10 @@ ARMS = ("bug", "control")
 SCENARIO = "ignore_eof"
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(host, options, arm, SCENARIO, session.shutdown(options))
-
-
-def escalation(record: dict, bound: float) -> Finding:
-    """H2 and H3: after the answer, did a signal reach the server in time, did the host exit, what was left."""
-    events = record["events"]
-    if (undecided := session.precondition(record)) is not None:
-        return undecided
+def escalation(record: dict) -> Finding:
+    """H2 and H3 (the contract already asked: session.judged): after the answer, did a signal reach the server
+    within the bound, did the host exit, what was left."""
+    events, bound = record["events"], record["bound_s"]
     eof, sigs = session.first(events, "stdin_eof"), session.signals(events)
     since = eof or session.first(events, "answered")
     if since is None:
@@ -48,10 +43,4 @@ def escalation(record: dict, bound: float) -> Finding:
     return Finding(False, f"{first_sig}, host exit {record['host']['exit_code']}, nothing left", first_sig)
 
 
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
-    return escalation(record, record["bound_s"])
-
-
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(escalation))

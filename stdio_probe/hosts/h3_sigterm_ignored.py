@@ -10,7 +10,7 @@ after the SIGTERM grace).
 from __future__ import annotations
 
 from stdio_probe.hosts import h2_eof_ignored, session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H3"
 TITLE = "SIGTERM ignored: the host SIGKILLs the server within the bound"
@@ -18,14 +18,9 @@ ARMS = ("bug", "control")
 SCENARIO = "ignore_term"
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(host, options, arm, SCENARIO, session.shutdown(options))
-
-
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
-    finding = h2_eof_ignored.escalation(record, record["bound_s"])
+def assess_bug(record: dict) -> Finding:
+    """H2's escalation; when it was in time, how long after EOF (or the answer) the server was gone."""
+    finding = h2_eof_ignored.escalation(record)
     gone = [float(t) for t in record["server_gone_t"].values()]
     since = session.first(record["events"], "stdin_eof") or session.first(record["events"], "answered")
     if finding.shown is False and gone and since is not None:
@@ -34,4 +29,4 @@ def assess(record: dict) -> Finding:
     return finding
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug))

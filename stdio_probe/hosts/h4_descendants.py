@@ -10,7 +10,7 @@ host_contract.end_server_group (kill what is left of the server's process group)
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H4"
 TITLE = "descendants: nothing of the server's tree outlives the host"
@@ -19,16 +19,9 @@ PAIRS = {"wrapper": ("wrapper", "control")}
 SCENARIOS = {"bug": "bg_child", "wrapper": "wrapper"}
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(host, options, arm, SCENARIOS.get(arm, ""), session.shutdown(options))
-
-
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
+    """Shown when anything of the server's tree is alive SURVIVOR_GRACE after the host exited."""
     events = record["events"]
-    if (undecided := session.precondition(record)) is not None:
-        return undecided
     if "stuck" in record:
         return Finding(
             None, f"the host never exited ({session.stuck_note(record['stuck'], 'the answer')})", "host never exited"
@@ -44,4 +37,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"nothing of the server's tree alive after the host exited ({sigs})", "nothing left")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess, pairs=PAIRS)
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIOS), session.judged(assess_bug), pairs=PAIRS)

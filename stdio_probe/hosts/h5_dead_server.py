@@ -10,7 +10,7 @@ server's exit, not only its stdout).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H5"
 TITLE = "dead server, stdout held: the host's call fails instead of hanging"
@@ -18,16 +18,9 @@ ARMS = ("bug", "control")
 SCENARIO = "die_mid_call"
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(host, options, arm, SCENARIO, session.shutdown(options, session.at("exit", launch=1)))
-
-
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
+    """Shown when the host still waits on its call after the server died."""
     events = record["events"]
-    if (undecided := session.precondition(record)) is not None:
-        return undecided
     died = session.first(events, "exit", launch=1)
     if died is None:
         return Finding(None, "the server never reached its exit mid-call", "server never died")
@@ -42,4 +35,6 @@ def assess(record: dict) -> Finding:
     )
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(
+    ID, TITLE, ARMS, session.shutdown_arm(SCENARIO, session.at("exit", launch=1)), session.judged(assess_bug)
+)

@@ -10,7 +10,7 @@ lines that are not JSON-RPC (the mitigated arm of L5 in host_contract's terms).
 from __future__ import annotations
 
 from stdio_probe.hosts import session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H6"
 TITLE = "noise on stdout before the answer: the host still completes and closes"
@@ -18,15 +18,10 @@ ARMS = ("bug", "control")
 SCENARIO = "noise"
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(host, options, arm, SCENARIO, session.shutdown(options))
-
-
 def after_answer(record: dict, what: str) -> Finding:
-    """H6, H7, H8: shown when the host hung after the answer was sent; else how it ended."""
+    """H6, H7, H8 (the contract already asked of the host: session.judged): shown when the host hung after the
+    answer was sent; else how it ended."""
     events = record["events"]
-    if (undecided := session.precondition(record)) is not None:
-        return undecided
     if "stuck" in record:
         note = session.stuck_note(record["stuck"], "the answer")
         return Finding(True, f"{note} ({what})", note)
@@ -37,10 +32,8 @@ def after_answer(record: dict, what: str) -> Finding:
     return Finding(False, f"host exited {record['host']['exit_code']} {when} ({what}; {eof})", f"host exited {when}")
 
 
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
     return after_answer(record, "four bad lines before the answer")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug))

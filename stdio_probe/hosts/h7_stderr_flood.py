@@ -9,7 +9,7 @@ tools/call. Host rule: inherit stderr, or drain it (spawn.StderrRing does for th
 from __future__ import annotations
 
 from stdio_probe.hosts import h6_stdout_noise, session
-from stdio_probe.model import Finding, Host, Options, Probe
+from stdio_probe.model import Finding, Probe
 
 ID = "H7"
 TITLE = "stderr flood: 1 MiB on stderr before the answer, no deadlock"
@@ -17,20 +17,21 @@ ARMS = ("bug", "control")
 SCENARIO = "stderr_flood"
 
 
-def run_arm(arm: str, host: Host, options: Options) -> dict:
-    return session.arm(
-        host, options, arm, SCENARIO, session.shutdown(options, session.at("message", method="tools/call"))
-    )
-
-
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
-    events = record["events"]
-    if "stuck" in record and session.first(events, "stderr_written") is None:
+def assess_bug(record: dict) -> Finding:
+    """A deadlock (the host hung before the server wrote all of stderr) is shown before the contract is asked
+    of the host: it never got its answer; else H6's judgement after the answer."""
+    if "stuck" in record and session.first(record["events"], "stderr_written") is None:
         note = session.stuck_note(record["stuck"], "the call")
         return Finding(True, f"{note}, the server blocked writing stderr", f"deadlock: {note}")
+    if (undecided := session.precondition(record)) is not None:
+        return undecided
     return h6_stdout_noise.after_answer(record, "1 MiB on stderr first")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(
+    ID,
+    TITLE,
+    ARMS,
+    session.shutdown_arm(SCENARIO, session.at("message", method="tools/call")),
+    session.judged(assess_bug, through=None),
+)

@@ -31,9 +31,9 @@ def run_arm(arm: str, host: Host, options: Options) -> dict:
     return session.arm(host, options, arm, SCENARIO, body)
 
 
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
+    """H6's judgement after the answer; when the host completed, whether it took in the whole answer and how
+    much its memory grew for it."""
     finding = h6_stdout_noise.after_answer(record, "16 MiB answer")
     if finding.shown is not False:
         return finding
@@ -54,4 +54,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"{finding.note}; {memory}", f"completed, +{grown_mib:.0f} MiB ({ratio:.1f}x)")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(assess_bug))

@@ -46,12 +46,9 @@ def no_relaunch(record: dict) -> str | None:
     return None
 
 
-def assess(record: dict) -> Finding:
-    if record.get("arm") == "control":
-        return session.assess_control(record)
+def assess_bug(record: dict) -> Finding:
+    """Shown when the crash loop's relaunches do not back off, or the relaunch that stays up is not re-listed."""
     events = record["events"]
-    if (undecided := session.precondition(record, "tools/list")) is not None:
-        return undecided
     starts = [e["t"] for e in events if e["event"] == "start"]
     gaps = [later - earlier for earlier, later in zip(starts[1:], starts[2 : CRASH_LOOP + 2], strict=False)]
     seen = f"{len(starts)} launches"
@@ -75,4 +72,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"{seen}: gave up after the crash loop", f"gave up after {len(starts)} launches")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess, needs={"bug": no_relaunch})
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(assess_bug, "tools/list"), needs={"bug": no_relaunch})

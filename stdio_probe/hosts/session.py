@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 
@@ -420,3 +421,32 @@ def shutdown(options: Options, trigger=None, prove_after=None):
         "bound_s": options.window,
         **shutdown_facts(r, r.wait_host(options, trigger, prove_after=prove_after)),
     }
+
+
+# ---- a check's shape: its run_arm and its assess
+
+
+def shutdown_arm(scenario: str | Mapping[str, str], trigger=None) -> Callable[[str, Host, Options], dict]:
+    """The run_arm of a check whose bug arm is its scenario watched by shutdown from trigger (default: the
+    answer); scenario maps arm to scenario where a check has more than one bug arm (H4)."""
+
+    def run_arm(arm_name: str, host: Host, options: Options) -> dict:
+        name = scenario if isinstance(scenario, str) else scenario.get(arm_name, "")
+        return arm(host, options, arm_name, name, shutdown(options, trigger))
+
+    return run_arm
+
+
+def judged(judge: Callable[[dict], Finding], through: str | None = "tools/call") -> Callable[[dict], Finding]:
+    """A check's assess: the shared control arm by assess_control; a bug arm whose host did not do the contract
+    through that step, or never let the trigger happen, is no evidence (precondition); judge says the rest.
+    through None: judge reads the contract itself (H7 looks for a deadlock first, H10 for a kill)."""
+
+    def assess(record: dict) -> Finding:
+        if record.get("arm") == "control":
+            return assess_control(record)
+        if through is not None and (undecided := precondition(record, through)) is not None:
+            return undecided
+        return judge(record)
+
+    return assess
