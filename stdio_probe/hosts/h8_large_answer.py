@@ -32,8 +32,8 @@ def run_arm(arm: str, host: Host, options: Options) -> dict:
 
 
 def assess_bug(record: dict) -> Finding:
-    """H6's judgement after the answer; when the host completed, whether it took in the whole answer and how
-    much its memory grew for it."""
+    """H6's judgement after the answer; when the host completed, whether it took in the whole answer, its call
+    succeeded (exit 0) and how much its memory grew for it."""
     finding = h6_stdout_noise.after_answer(record, "16 MiB answer")
     if finding.shown is not False:
         return finding
