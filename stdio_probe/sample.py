@@ -21,29 +21,24 @@ import time
 F_GETPIPE_SZ = 1032
 SAMPLE_INTERVAL = 0.05  # seconds between two readings of a watch loop (L1, L12, S2): short against any window
 
-# Blocking syscalls whose timeout argument we can read: nr -> (name, timeout arg index, kind).
-# kind "ms": an int, negative means forever; "ptr": a pointer, NULL means forever;
-# "none": the call has no timeout (wait4: until a child changes state; pause, rt_sigsuspend: until a signal).
+# Blocking syscalls whose timeout argument we can read: name -> (x86_64 nr, aarch64 nr, timeout arg index, kind);
+# None where the architecture lacks the call. kind "ms": an int, negative means forever; "ptr": a pointer, NULL
+# means forever; "none": the call has no timeout (wait4: until a child changes state; pause, rt_sigsuspend: until
+# a signal).
+_WAIT_CALLS = {
+    "epoll_wait": (232, None, 3, "ms"),
+    "epoll_pwait": (281, 22, 3, "ms"),
+    "epoll_pwait2": (441, 441, 3, "ptr"),
+    "futex": (202, 98, 3, "ptr"),
+    "poll": (7, None, 2, "ms"),
+    "ppoll": (271, 73, 2, "ptr"),
+    "wait4": (61, 260, 0, "none"),
+    "pause": (34, None, 0, "none"),
+    "rt_sigsuspend": (130, 133, 0, "none"),
+}
 _WAITS = {
-    "x86_64": {
-        232: ("epoll_wait", 3, "ms"),
-        281: ("epoll_pwait", 3, "ms"),
-        441: ("epoll_pwait2", 3, "ptr"),
-        202: ("futex", 3, "ptr"),
-        7: ("poll", 2, "ms"),
-        271: ("ppoll", 2, "ptr"),
-        61: ("wait4", 0, "none"),
-        34: ("pause", 0, "none"),
-        130: ("rt_sigsuspend", 0, "none"),
-    },
-    "aarch64": {
-        22: ("epoll_pwait", 3, "ms"),
-        441: ("epoll_pwait2", 3, "ptr"),
-        98: ("futex", 3, "ptr"),
-        73: ("ppoll", 2, "ptr"),
-        260: ("wait4", 0, "none"),
-        133: ("rt_sigsuspend", 0, "none"),
-    },
+    arch: {nrs[column]: (name, arg, kind) for name, (*nrs, arg, kind) in _WAIT_CALLS.items() if nrs[column] is not None}
+    for column, arch in enumerate(("x86_64", "aarch64"))
 }
 _WRITE = {"x86_64": 1, "aarch64": 64}
 _READ = {"x86_64": 0, "aarch64": 63}
