@@ -198,20 +198,17 @@ def _run(parser: argparse.ArgumentParser) -> None:
     _output_options(parser)
 
 
-def _server(parser: argparse.ArgumentParser) -> None:
-    server_args.add_arguments(parser, "server")
-    _run_options(parser, "server check")
-    _gate_options(parser, bisect=True)
-    env_args.add_arguments(parser)
-    _output_options(parser)
+def _subjects(command: str, bisect: bool) -> Callable[[argparse.ArgumentParser], None]:
+    """The options of server or host (command): the subjects' commands, their environment, a run's options."""
 
+    def options(parser: argparse.ArgumentParser) -> None:
+        server_args.add_arguments(parser, command)
+        _run_options(parser, f"{command} check")
+        _gate_options(parser, bisect=bisect)
+        env_args.add_arguments(parser)
+        _output_options(parser)
 
-def _host(parser: argparse.ArgumentParser) -> None:
-    server_args.add_arguments(parser, "host")
-    _run_options(parser, "host check")
-    _gate_options(parser, bisect=False)
-    env_args.add_arguments(parser)
-    _output_options(parser)
+    return options
 
 
 def _compare(parser: argparse.ArgumentParser) -> None:
@@ -239,8 +236,8 @@ def _list(parser: argparse.ArgumentParser) -> None:
 
 OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "run": _run,
-    "server": _server,
-    "host": _host,
+    "server": _subjects("server", bisect=True),
+    "host": _subjects("host", bisect=False),
     "compare": _compare,
     "merge": _merge,
     "matrix": _matrix,
