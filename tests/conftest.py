@@ -15,6 +15,7 @@ import pytest
 from _pytest.nodeid import NodeId
 
 from stdio_probe import envs, index, spawn
+from stdio_probe.runner import run_matrix
 from stdio_probe.sdk import Request, resolve
 from stdio_probe.sdk import pinned as pinned_sdk
 from tests import stored_index
@@ -109,6 +110,20 @@ def pinned_run(tmp_path_factory) -> dict:
     assert done.returncode == 0, done.stderr
     results = json.loads((folder / "results.json").read_text())
     return {"folder": folder, "done": done, "results": results, "runs": {run["case"]: run for run in results["runs"]}}
+
+
+@pytest.fixture
+def runs(pinned_run) -> dict:
+    """Each case's run in the session's full run of the pinned SDK (pinned_run), by case id."""
+    return pinned_run["runs"]
+
+
+@pytest.fixture(scope="session")
+def run_cases():
+    """Runs cases on one SDK in this process, nothing reported: (sdk, case ids, options) -> {case id: run}."""
+    return lambda sdk, case_ids, options: {
+        run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)
+    }
 
 
 @pytest.fixture(scope="session", autouse=True)

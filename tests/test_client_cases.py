@@ -6,7 +6,6 @@ import pytest
 
 from stdio_probe.driver import checkpoint
 from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
 
 CLIENT_CASES = ["L7", "L8", "L10"]
 # each fix (tests/sdk_fixes.py: FIXES and OTHER_FIXES) and the case it fixes
@@ -21,19 +20,9 @@ FIXES = {
 WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
 
 
-def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
-    return {run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)}
-
-
-@pytest.fixture
-def runs(pinned_run) -> dict:
-    """The client cases' runs in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
-    return pinned_run["runs"]
-
-
 @pytest.mark.parametrize("fix", list(FIXES))
-def test_each_fix_is_seen_and_the_other_cases_still_reproduce(fix, fixed):
-    runs = _runs(fixed(fix), CLIENT_CASES, Options())
+def test_each_fix_is_seen_and_the_other_cases_still_reproduce(fix, fixed, run_cases):
+    runs = run_cases(fixed(fix), CLIENT_CASES, Options())
     for case_id, run in runs.items():
         expected = "not_reproduced" if case_id == FIXES[fix] else "reproduced"
         assert run["verdict"] == expected, (case_id, run["reason"])
@@ -41,15 +30,15 @@ def test_each_fix_is_seen_and_the_other_cases_still_reproduce(fix, fixed):
 
 
 @pytest.mark.parametrize("fix", [fix for fix in FIXES if fix != FIXES[fix]])
-def test_each_other_fix_is_seen_by_the_window_method(fix, fixed):
+def test_each_other_fix_is_seen_by_the_window_method(fix, fixed, run_cases):
     """The fixes named after their case are run with the window method by test_honesty.py."""
     case_id = FIXES[fix]
-    run = _runs(fixed(fix), [case_id], WINDOW)[case_id]
+    run = run_cases(fixed(fix), [case_id], WINDOW)[case_id]
     assert run["verdict"] == "not_reproduced", run["reason"]
 
 
-def test_pinned_reproduces_with_the_window_method(pinned):
-    for case_id, run in _runs(pinned, CLIENT_CASES, WINDOW).items():
+def test_pinned_reproduces_with_the_window_method(pinned, run_cases):
+    for case_id, run in run_cases(pinned, CLIENT_CASES, WINDOW).items():
         assert run["verdict"] == "reproduced", (case_id, run["reason"])
     assert run["arms"]["bug"]["stuck"]["decided_by"] == "window"
 
@@ -100,7 +89,7 @@ def test_l10_the_host_is_stuck_and_its_server_orphaned(runs):
         assert record["reaped_after_arm"] == []
 
 
-def test_sdk_without_call_tool_is_not_applicable_for_l7_and_l8(broken):
-    for case_id, run in _runs(broken("without-call-tool"), ["L7", "L8"], Options()).items():
+def test_sdk_without_call_tool_is_not_applicable_for_l7_and_l8(broken, run_cases):
+    for case_id, run in run_cases(broken("without-call-tool"), ["L7", "L8"], Options()).items():
         assert run["verdict"] == "not_applicable", (case_id, run["reason"])
         assert "no call_tool" in run["reason"]

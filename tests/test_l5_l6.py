@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from stdio_probe.driver import checkpoint
-
-
-@pytest.fixture
-def runs(pinned_run) -> dict:
-    """L5 and L6 in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
-    return pinned_run["runs"]
 
 
 def _l5(runs: dict, arm: str) -> dict:

@@ -17,34 +17,23 @@ from stdio_probe import sample
 from stdio_probe.cases import l9_descendants
 from stdio_probe.host_contract import end_server_group, process_exited
 from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
 from tests.bounded import read_line
 
 OTHER_FIXES = {"L9-before-wait": "L9", "L12-default-sigint": "L12"}
 WINDOW = Options(method="window", window=3.0)  # the window method, with a shorter window than the default 10 s
 
 
-def _runs(sdk, case_ids: list[str], options: Options) -> dict[str, dict]:
-    return {run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)}
-
-
-@pytest.fixture
-def runs(pinned_run) -> dict:
-    """L9 and L12 in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
-    return pinned_run["runs"]
-
-
 @pytest.mark.parametrize("method", ["fast", "window"])
 @pytest.mark.parametrize("fix", list(OTHER_FIXES))
-def test_each_other_fix_is_seen_by_both_methods(fix, method, fixed):
+def test_each_other_fix_is_seen_by_both_methods(fix, method, fixed, run_cases):
     case_id = OTHER_FIXES[fix]
-    run = _runs(fixed(fix), [case_id], Options(method=method) if method == "fast" else WINDOW)[case_id]
+    run = run_cases(fixed(fix), [case_id], Options(method=method) if method == "fast" else WINDOW)[case_id]
     assert run["verdict"] == "not_reproduced", run["reason"]
     assert run["mitigation"]["held"] is True, run["mitigation"]["note"]
 
 
-def test_pinned_reproduces_with_the_window_method(pinned):
-    runs = _runs(pinned, ["L9", "L12"], WINDOW)
+def test_pinned_reproduces_with_the_window_method(pinned, run_cases):
+    runs = run_cases(pinned, ["L9", "L12"], WINDOW)
     for case_id, run in runs.items():
         assert run["verdict"] == "reproduced", (case_id, run["reason"])
     assert {s["decided_by"] for s in runs["L12"]["arms"]["bug"]["sigints"][:2]} == {"window"}
