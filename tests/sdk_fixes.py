@@ -156,37 +156,30 @@ FIX_L7_AT_CALLER = {
     ]
 }
 
-# L8, by the read stream: a task watches the server's returncode and, once it is set, closes the
-# session's read stream, so every pending request fails with "Connection closed".
-FIX_L8 = {
-    "client/stdio.py": [
-        (
-            "        tg.start_soon(stdin_writer)\n",
-            "        tg.start_soon(stdin_writer)\n\n"
-            "        async def watch_process() -> None:\n"
-            "            while process.returncode is None:\n"
-            "                await anyio.sleep(0.05)\n"
-            "            await read_stream_writer.aclose()\n\n"
-            "        tg.start_soon(watch_process)\n",
-        )
-    ]
-}
+def _fix_l8(on_exit: str) -> dict:
+    """L8 fixed in stdio_client: a task watches the server's returncode and, once it is set, runs on_exit."""
+    return {
+        "client/stdio.py": [
+            (
+                "        tg.start_soon(stdin_writer)\n",
+                "        tg.start_soon(stdin_writer)\n\n"
+                "        async def watch_process() -> None:\n"
+                "            while process.returncode is None:\n"
+                "                await anyio.sleep(0.05)\n"
+                f"            {on_exit}\n\n"
+                "        tg.start_soon(watch_process)\n",
+            )
+        ]
+    }
 
-# L8, by the pipe: once the server has exited, its stdout stream is closed under the reader, which
-# then ends (ClosedResourceError) as at EOF, closing the read stream.
-FIX_L8_CLOSE_STDOUT = {
-    "client/stdio.py": [
-        (
-            "        tg.start_soon(stdin_writer)\n",
-            "        tg.start_soon(stdin_writer)\n\n"
-            "        async def watch_process() -> None:\n"
-            "            while process.returncode is None:\n"
-            "                await anyio.sleep(0.05)\n"
-            "            await _close_pipe(process.stdout)\n\n"
-            "        tg.start_soon(watch_process)\n",
-        )
-    ]
-}
+
+# L8, by the read stream: closing the session's read stream, so every pending request fails with
+# "Connection closed".
+FIX_L8 = _fix_l8("await read_stream_writer.aclose()")
+
+# L8, by the pipe: the server's stdout stream is closed under the reader, which then ends
+# (ClosedResourceError) as at EOF, closing the read stream.
+FIX_L8_CLOSE_STDOUT = _fix_l8("await _close_pipe(process.stdout)")
 
 # L10, in a task of its own: shutdown runs as a task of the transport's group, so a native cancel
 # of the host reaches it only as the group's (anyio) cancellation, which its shield honours.
