@@ -27,16 +27,38 @@ def _run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "stdio_probe.pytest_plugin", "-q", "-W", quiet)
 
 
-def test_a_well_behaved_server_passes(pytester):
-    result = _run(pytester, f"stdio_probe.server({_server()!r}, only='S1,S3,S4', window=3).assert_ok()")
+HOST = [sys.executable, str(Path(__file__).resolve().parent / "hosts" / "fixture_host.py")]
+
+
+def _host(*flags: str) -> str:
+    return shlex.join([*HOST, *flags, "--"]) + " {server}"
+
+
+@pytest.mark.parametrize(
+    "call", [f"server({_server()!r}, only='S1,S3,S4'", f"host({_host()!r}, only='H1,H5'"], ids=["server", "host"]
+)
+def test_a_well_behaved_subject_passes(pytester, call):
+    result = _run(pytester, f"stdio_probe.{call}, window=3).assert_ok()")
     result.assert_outcomes(passed=1)
 
 
-def test_a_defect_fails_the_test_with_its_summary_line_and_the_results_file(pytester):
-    result = _run(pytester, f"stdio_probe.server({_server('--ignore-sigterm')!r}, only='S1,S3', window=3).assert_ok()")
+@pytest.mark.parametrize(
+    ("call", "lines", "passing"),
+    [
+        (
+            f"server({_server('--ignore-sigterm')!r}, only='S1,S3'",
+            [r".*stdio probe on .*: \(results: .*stdio-probe-1\.json\)", r".*S3 reproduced: "],
+            "S1 ",
+        ),
+        (f"host({_host('--hang-on-dead-server')!r}, only='H1,H5'", [r".*H5 reproduced: "], "H1 "),
+    ],
+    ids=["server", "host"],
+)
+def test_a_defect_fails_the_test_with_its_summary_line(pytester, call, lines, passing):
+    result = _run(pytester, f"stdio_probe.{call}, window=3).assert_ok()")
     result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([r".*stdio probe on .*: \(results: .*stdio-probe-1\.json\)", r".*S3 reproduced: "])
-    assert "S1 " not in result.stdout.str()  # only the defect is listed
+    result.stdout.re_match_lines(lines)
+    assert passing not in result.stdout.str()  # only the defect is listed
 
 
 def test_a_defect_declared_expected_passes(pytester):
@@ -82,20 +104,3 @@ def test_undecided_is_its_own_exception_not_an_assertion():
         _stored(0, "inconclusive").assert_ok()
 
 
-HOST = [sys.executable, str(Path(__file__).resolve().parent / "hosts" / "fixture_host.py")]
-
-
-def _host(*flags: str) -> str:
-    return shlex.join([*HOST, *flags, "--"]) + " {server}"
-
-
-def test_a_well_behaved_host_passes_the_host_checks(pytester):
-    result = _run(pytester, f"stdio_probe.host({_host()!r}, only='H1,H5', window=3).assert_ok()")
-    result.assert_outcomes(passed=1)
-
-
-def test_a_host_defect_fails_the_test_with_its_summary_line(pytester):
-    result = _run(pytester, f"stdio_probe.host({_host('--hang-on-dead-server')!r}, only='H1,H5', window=3).assert_ok()")
-    result.assert_outcomes(failed=1)
-    result.stdout.re_match_lines([r".*H5 reproduced: "])
-    assert "H1 " not in result.stdout.str()
