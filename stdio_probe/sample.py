@@ -17,6 +17,7 @@ import socket
 import struct
 import termios
 import time
+from collections.abc import Iterator
 
 F_GETPIPE_SZ = 1032
 SAMPLE_INTERVAL = 0.05  # seconds between two readings of a watch loop (L1, L12, S2): short against any window
@@ -280,15 +281,21 @@ def unix_peer(inode: int) -> int | None:
 def fd_holders(targets: set[str]) -> dict[str, list[int]]:
     """For each fd target (e.g. "pipe:[123]", "socket:[456]"), the pids holding an fd on it, from /proc/*/fd."""
     found: dict[str, set[int]] = {target: set() for target in targets}
+    for pid, _, target in _open_fds():
+        if target in found:
+            found[target].add(pid)
+    return {target: sorted(pids) for target, pids in found.items()}
+
+
+def _open_fds() -> Iterator[tuple[int, str, str | None]]:
+    """(pid, fd, its target) for every fd of every process in /proc; a process gone meanwhile is passed over."""
     for pid in _pids():
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
             continue
         for fd in fds:
-            if (target := fd_target(pid, int(fd))) in found:
-                found[target].add(pid)
-    return {target: sorted(pids) for target, pids in found.items()}
+            yield pid, fd, fd_target(pid, int(fd))
 
 
 _KCMP = {"x86_64": 312, "aarch64": 272}
@@ -420,19 +427,14 @@ def pipe_writers(inode: int) -> list[int]:
 
 
 def _pipe_holders(inode: int, modes: tuple[int, ...]) -> list[int]:
-    target, holders = f"pipe:[{inode}]", set()
-    for pid in _pids():
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
+    pipe, holders = f"pipe:[{inode}]", set()
+    for pid, fd, target in _open_fds():
+        if target != pipe:
             continue
-        for fd in fds:
-            if fd_target(pid, int(fd)) != target:
-                continue
-            info = _read(f"/proc/{pid}/fdinfo/{fd}") or ""
-            flags = next((int(line.split()[1], 8) for line in info.splitlines() if line.startswith("flags:")), 0)
-            if flags & os.O_ACCMODE in modes:
-                holders.add(pid)
+        info = _read(f"/proc/{pid}/fdinfo/{fd}") or ""
+        flags = next((int(line.split()[1], 8) for line in info.splitlines() if line.startswith("flags:")), 0)
+        if flags & os.O_ACCMODE in modes:
+            holders.add(pid)
     return sorted(holders)
 
 
