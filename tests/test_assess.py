@@ -147,6 +147,18 @@ def test_h6_and_h8_a_host_stuck_after_the_answer_shows_the_defect():
         assert HOST_CHECKS[probe_id].assess({**bug, "stuck": stuck}).shown is True
 
 
+def test_h2_a_signal_that_lands_before_the_answer_is_logged_is_timed_from_the_call():
+    """A host that signals the server the moment it reads the answer (stdin never closed) can end it between
+    the answer's write and its log line: the signal is then timed from the call, not an undecided arm."""
+    bug = _good_host_bug("H2")
+    events = [e for e in bug["events"] if e["event"] not in ("stdin_eof", "answered")]
+    assert any(e["event"] == "signal" for e in events)
+    finding = HOST_CHECKS["H2"].assess({**bug, "events": events})
+    assert finding.shown is False and "after the call (before the answer's log)" in finding.note, finding
+    without_signal = [e for e in events if e["event"] != "signal"]
+    assert HOST_CHECKS["H2"].assess({**bug, "events": without_signal}).shown is None
+
+
 def test_h8_memory_past_the_bound_or_no_answer_shows_the_defect():
     bug, h8 = _good_host_bug("H8"), HOST_CHECKS["H8"]
     assert h8.assess(bug).shown is False

@@ -22,14 +22,14 @@ def escalation(record: dict) -> Finding:
     within the bound, did the host exit, what was left."""
     events, bound = record["events"], record["bound_s"]
     eof, sigs = session.first(events, "stdin_eof"), session.signals(events)
-    since = eof or session.first(events, "answered")
+    since, what = eof, "EOF"
+    if since is None:
+        since, what = session.first(events, "answered"), "the answer"
+    if since is None and sigs:  # a signal between the answer's write and its log line (the host read it at once)
+        since, what = session.first(events, "message", method="tools/call"), "the call (before the answer's log)"
     if since is None:
         return Finding(None, "the server never answered the call (the host left first)", "no answer")
-    first_sig = (
-        f"{sigs[0]['name']} {sigs[0]['t'] - since['t']:.2f} s after {'EOF' if eof else 'the answer'}"
-        if sigs
-        else "no signal"
-    )
+    first_sig = f"{sigs[0]['name']} {sigs[0]['t'] - since['t']:.2f} s after {what}" if sigs else "no signal"
     if "stuck" in record:
         note = session.stuck_note(record["stuck"], "the answer")
         return Finding(True, f"{note}; the server got {first_sig}", f"host hangs, {first_sig}")
