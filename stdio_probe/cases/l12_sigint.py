@@ -30,9 +30,9 @@ import os
 import signal
 import time
 
-from stdio_probe import fixture_log, hang, observe, sample, wire
+from stdio_probe import fixture_arm, fixture_log, hang, observe, sample, wire
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import Child
 
 ID = "L12"
 TITLE = "SIGINT does not end the server while its stdin is open"
@@ -45,21 +45,9 @@ EXIT_BOUND = 5.0  # shutdown_child's wait for the server to exit by itself once 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """SIGINT with stdin open (bug), with stdin closed first (control), or once then shutdown_child (mitigated)."""
-    with fixture_log.EventsFile() as events:
-        timers = hang.TimerQuery()
-        try:
-            args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
-            args += ["--timer-query-fd", str(timers.fixture_fd), "--events", events.path]
-            child = spawn(sdk.python, SCRIPT, args, sdk.env, pass_fds=(timers.fixture_fd,))
-        finally:
-            timers.spawned()
-        try:
-            record = _run(arm, child, timers, events, options)
-        finally:
-            child.stop()
-            timers.close()
-        record.update(fixture=SCRIPT, sdk_config=events.config(), **child.record())
-    return {**record, **fixture_log.not_applicable(record)}
+    args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
+    with fixture_arm.started(sdk, SCRIPT, args, timers=True) as fixture:
+        return fixture.finish(_run(arm, fixture.child, fixture.timers, fixture.events, options))
 
 
 def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.EventsFile, options: Options) -> dict:

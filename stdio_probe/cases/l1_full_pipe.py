@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import time
 
-from stdio_probe import fixture_log, hang, observe, sample, wire
+from stdio_probe import fixture_arm, hang, observe, sample, wire
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import Child
 
 ID = "L1"
 TITLE = "full-pipe hang: no exit on stdin EOF while stdout is unread"
@@ -40,20 +40,8 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """
     server_api = arm.endswith("_server_api")
     script = "fixture_server_api.py" if server_api else "fixture_stdio_writer.py"
-    with fixture_log.EventsFile() as events:
-        timers = hang.TimerQuery()
-        try:
-            args = ["--payload-bytes", str(PAYLOAD_BYTES), "--timer-query-fd", str(timers.fixture_fd)]
-            child = spawn(sdk.python, script, [*args, "--events", events.path], sdk.env, pass_fds=(timers.fixture_fd,))
-        finally:
-            timers.spawned()
-        try:
-            record = _run(arm.removesuffix("_server_api"), child, timers, options, server_api)
-        finally:
-            child.stop()
-            timers.close()
-        record.update(fixture=script, sdk_config=events.config(), **child.record())
-    return {**record, **fixture_log.not_applicable(record)}
+    with fixture_arm.started(sdk, script, ["--payload-bytes", str(PAYLOAD_BYTES)], timers=True) as fixture:
+        return fixture.finish(_run(arm.removesuffix("_server_api"), fixture.child, fixture.timers, options, server_api))
 
 
 def _run(arm: str, child: Child, timers: hang.TimerQuery, options: Options, server_api: bool) -> dict:
