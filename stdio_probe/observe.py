@@ -5,9 +5,10 @@ waits for the outcome waits here (L1, L12, S2, S8, S11 and the server checks' ex
 one rule holds everywhere: a defect that persists is called only on proof (hang.py, read by the
 caller's prove) or after the whole window, never on a shorter grace. What this loop rules out:
 
-  a wait that outlives the run     every wait is one sleep of at most interval between two looks,
-                                   and a run cut short (spawn.stopping) ends the watch at once:
-                                   Ctrl-C is seen within interval plus one proof's bounded reading
+  a wait that outlives the run     between two looks one wait of at most interval for the exit
+                                   (it ends early when the process exits, so an exit is timed to
+                                   the millisecond), and a run cut short (spawn.stopping) ends the
+                                   watch: Ctrl-C is seen within interval plus one proof's bounded reading
   a proof that is one lucky reading  in_a_row proofs one after the other (a failed one resets the
                                    count), each taken interval apart
   an exit taken for a hang         the exit is looked at before each proof, and again once the
@@ -22,8 +23,10 @@ proof_attempts) are those the stored results and every assess read.
 
 from __future__ import annotations
 
+import subprocess
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -31,9 +34,12 @@ from stdio_probe import sample, spawn
 
 
 class Polled(Protocol):
-    """A process as subprocess.Popen and forkserver.ForkedProcess show it: poll() is its exit code, None while alive."""
+    """A process as subprocess.Popen and forkserver.ForkedProcess show it: poll() is its exit code, None while
+    alive; wait(timeout) returns it, or raises subprocess.TimeoutExpired once timeout has passed."""
 
     def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
 
 
 @dataclass
@@ -80,7 +86,8 @@ def watch(
     """Watch process from since (the trigger's monotonic time) for at most window seconds.
 
     Each tick: the exit; then look() (a reading the caller keeps: /proc samples, CPU time); then
-    prove() when given, stopping once in_a_row attempts in a row were proven; then a sleep of interval.
+    prove() when given, stopping once in_a_row attempts in a row were proven; then a wait of at most
+    interval for the exit.
     """
     decided_by: Literal["exit", "proof", "window"] = "window"
     proof, why_not, proven = None, {}, 0
@@ -97,6 +104,7 @@ def watch(
             if proven >= in_a_row:
                 decided_by = "proof"
                 break
-        time.sleep(interval)
+        with suppress(subprocess.TimeoutExpired):
+            process.wait(interval)
     alive = process.poll() is None
     return Watched(decided_by, round(time.monotonic() - since, 3), alive, proof, why_not)

@@ -5,6 +5,7 @@ Nothing is spawned: a stand-in's poll() says when it "exits", a stand-in proof s
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 from stdio_probe import observe
@@ -13,7 +14,7 @@ WINDOW = 0.5
 
 
 class StandIn:
-    """A process that exits once polled `after` times (never, with None)."""
+    """A process that exits once polled `after` times (never, with None); a wait polls once."""
 
     def __init__(self, after: int | None = None) -> None:
         self.after, self.polls = after, 0
@@ -21,6 +22,12 @@ class StandIn:
     def poll(self) -> int | None:
         self.polls += 1
         return 0 if self.after is not None and self.polls > self.after else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if (code := self.poll()) is None:
+            time.sleep(timeout)
+            raise subprocess.TimeoutExpired("stand-in", timeout)
+        return code
 
 
 def proofs(*proven: bool):
