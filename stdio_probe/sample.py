@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 
 F_GETPIPE_SZ = 1032
-SAMPLE_INTERVAL = 0.05  # seconds between two readings of a watch loop (L1, L12, S2): short against any window
+SAMPLE_INTERVAL = 0.05  # seconds between two readings of a watch loop (observe.watch): short against any window
 
 # Blocking syscalls whose timeout argument we can read: name -> (x86_64 nr, aarch64 nr, timeout arg index, kind);
 # None where the architecture lacks the call. kind "ms": an int, negative means forever; "ptr": a pointer, NULL

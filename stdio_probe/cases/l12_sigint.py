@@ -30,9 +30,9 @@ import os
 import signal
 import time
 
-from stdio_probe import fixture_log, hang, sample, wire
+from stdio_probe import fixture_arm, fixture_log, hang, observe, sample, wire
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import Child
 
 ID = "L12"
 TITLE = "SIGINT does not end the server while its stdin is open"
@@ -45,21 +45,9 @@ EXIT_BOUND = 5.0  # shutdown_child's wait for the server to exit by itself once 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """SIGINT with stdin open (bug), with stdin closed first (control), or once then shutdown_child (mitigated)."""
-    with fixture_log.EventsFile() as events:
-        timers = hang.TimerQuery()
-        try:
-            args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
-            args += ["--timer-query-fd", str(timers.fixture_fd), "--events", events.path]
-            child = spawn(sdk.python, SCRIPT, args, sdk.env, pass_fds=(timers.fixture_fd,))
-        finally:
-            timers.spawned()
-        try:
-            record = _run(arm, child, timers, events, options)
-        finally:
-            child.stop()
-            timers.close()
-        record.update(fixture=SCRIPT, sdk_config=events.config(), **child.record())
-    return {**record, **fixture_log.not_applicable(record)}
+    args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
+    with fixture_arm.started(sdk, SCRIPT, args, timers=True) as fixture:
+        return fixture.finish(_run(arm, fixture.child, fixture.timers, fixture.events, options))
 
 
 def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.EventsFile, options: Options) -> dict:
@@ -116,32 +104,26 @@ def _reading_stdin(child: Child) -> bool:
 
 def _after_sigint(child: Child, timers: hang.TimerQuery | None, options: Options) -> dict:
     """Wait for the exit; in the fast method (stdin open, timers given) stop on PROOF_SAMPLES proofs in a row."""
-    sent, proofs, proof = time.monotonic(), 0, None
+    sent = time.monotonic()
     write_fd = None if child.process.stdin is None or child.process.stdin.closed else child.process.stdin.fileno()
-    decided_by = "window"
-    while time.monotonic() - sent < options.window:
-        if child.process.poll() is not None:
-            decided_by = "exit"
-            break
-        if timers is not None and write_fd is not None and options.method == "fast":
-            proof = hang.prove_blocked_on_pipe(
-                child.pid, write_fd, marker=child.marker, ask_timers=timers.ask, side="read"
-            )
-            proofs = proofs + 1 if proof["proven"] else 0
-            if proofs >= PROOF_SAMPLES:
-                decided_by = "proof"
-                break
-        time.sleep(sample.SAMPLE_INTERVAL)
-    running = child.process.poll() is None
-    after = {"outcome": "running" if running else "exited", "decided_by": decided_by}
-    after["after_s"] = round(time.monotonic() - sent, 3)
+
+    def prove() -> dict:
+        return hang.prove_blocked_on_pipe(child.pid, write_fd, marker=child.marker, ask_timers=timers.ask, side="read")
+
+    proving = timers is not None and write_fd is not None and options.method == "fast"
+    proof = prove if proving else None
+    watched = observe.watch(child.process, sent, options.window, prove=proof, in_a_row=PROOF_SAMPLES)
+    running = watched.alive
+    after = {"outcome": "running" if running else "exited", "decided_by": watched.decided_by}
+    after["after_s"] = watched.decided_after_s
     after["exit_code"] = None if running else child.process.returncode
     if running:
         after["threads"] = [
             {"tid": t["tid"], "wchan": t["wchan"], "syscall": t["syscall"].get("name")}
             for t in sample.threads(child.pid)
         ]
-        after["why_not_proven"] = None if proof is None or decided_by == "proof" else proof["why_not"]
+        last = watched.proof
+        after["why_not_proven"] = None if last is None or watched.decided_by == "proof" else last["why_not"]
     return after
 
 

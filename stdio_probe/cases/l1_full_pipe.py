@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import time
 
-from stdio_probe import fixture_log, hang, sample, wire
+from stdio_probe import fixture_arm, hang, observe, sample, wire
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import Child
 
 ID = "L1"
 TITLE = "full-pipe hang: no exit on stdin EOF while stdout is unread"
@@ -40,20 +40,8 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """
     server_api = arm.endswith("_server_api")
     script = "fixture_server_api.py" if server_api else "fixture_stdio_writer.py"
-    with fixture_log.EventsFile() as events:
-        timers = hang.TimerQuery()
-        try:
-            args = ["--payload-bytes", str(PAYLOAD_BYTES), "--timer-query-fd", str(timers.fixture_fd)]
-            child = spawn(sdk.python, script, [*args, "--events", events.path], sdk.env, pass_fds=(timers.fixture_fd,))
-        finally:
-            timers.spawned()
-        try:
-            record = _run(arm.removesuffix("_server_api"), child, timers, options, server_api)
-        finally:
-            child.stop()
-            timers.close()
-        record.update(fixture=script, sdk_config=events.config(), **child.record())
-    return {**record, **fixture_log.not_applicable(record)}
+    with fixture_arm.started(sdk, script, ["--payload-bytes", str(PAYLOAD_BYTES)], timers=True) as fixture:
+        return fixture.finish(_run(arm.removesuffix("_server_api"), fixture.child, fixture.timers, options, server_api))
 
 
 def _run(arm: str, child: Child, timers: hang.TimerQuery, options: Options, server_api: bool) -> dict:
@@ -124,34 +112,19 @@ def _wait_in_flight(child: Child, reader: wire.StdoutReader | None, idle_bound: 
 
 def _observe_after_eof(child: Child, eof_at: float, options: Options, timers: hang.TimerQuery | None) -> dict:
     """Sample /proc until the process exits, a hang is proven (fast method, timers given), or the window ends."""
-    samples, last_proof, why_not = [], None, {}
+    samples: list[dict] = []
     read_fd = child.process.stdout.fileno()
-    decided_by = "window"
-    while time.monotonic() - eof_at < options.window:
-        if child.process.poll() is not None:
-            decided_by = "exit"
-            break
+
+    def prove() -> dict:
+        return hang.prove_blocked_on_pipe(child.pid, read_fd, marker=child.marker, ask_timers=timers.ask)
+
+    def look() -> None:
         samples.append(sample.snapshot(child.pid, eof_at))
-        if timers is not None and options.method == "fast":
-            last_proof = hang.prove_blocked_on_pipe(child.pid, read_fd, marker=child.marker, ask_timers=timers.ask)
-            why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
-            if last_proof["proven"]:
-                decided_by = "proof"
-                break
-        time.sleep(sample.SAMPLE_INTERVAL)
-    alive = child.process.poll() is None
-    exited_after = None if alive else round(time.monotonic() - eof_at, 3)
-    observed = {
-        "decided_by": decided_by,
-        "decided_after_eof_s": round(time.monotonic() - eof_at, 3),
-        "alive_at_decision": alive,
-        "exit_after_eof_s": exited_after,
-        "samples": samples,
-    }
-    if last_proof is not None:
-        observed["proof"] = last_proof
-        observed["proof_attempts"] = [{"why_not": why, "count": n} for why, n in why_not.items()]
-    if alive and timers is not None:
+
+    proving = timers is not None and options.method == "fast"
+    watched = observe.watch(child.process, eof_at, options.window, prove=prove if proving else None, look=look)
+    observed = {**watched.record("eof"), "samples": samples}
+    if watched.alive and timers is not None:
         observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
     return observed
 

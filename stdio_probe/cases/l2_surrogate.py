@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from contextlib import suppress
 
-from stdio_probe import fixture_log, wire
+from stdio_probe import fixture_arm, fixture_log, wire
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import Child
 
 ID = "L2"
 TITLE = "lone surrogate kills the server writer and the session"
@@ -44,37 +44,30 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     args = ["--name-hex", name.hex()]
     if not server_api:
         args += ["--then-notify", VALID_AFTER, *(["--sanitize"] if arm == "mitigated" else [])]
-    with fixture_log.EventsFile() as events:
-        child = spawn(sdk.python, script, [*args, "--events", events.path], sdk.env)
-        try:
-            reader = wire.StdoutReader(child)
-            if server_api:
-                _server_api_exchange(child, reader, events, options)
-            else:
-                wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
-                wire.close_stdin(child)  # the fixture answers request 1 in full before it reads EOF
-            exited = child.wait_for(lambda: child.process.poll() is not None, options.window)
-            if not exited:
-                child.stop()
-            reader.join(1.0)
-        finally:
+    with fixture_arm.started(sdk, script, args) as fixture:
+        child = fixture.child
+        reader = wire.StdoutReader(child)
+        if server_api:
+            _server_api_exchange(child, reader, fixture.events, options)
+        else:
+            wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+            wire.close_stdin(child)  # the fixture answers request 1 in full before it reads EOF
+        exited = child.wait_for(lambda: child.process.poll() is not None, options.window)
+        if not exited:
             child.stop()
-        config = events.config()
-    record = child.record()
-    valid = _is_answer_to_ping if server_api else _is_valid_after
-    return {
-        "fixture": script,
-        "sdk_config": config,
-        "name_hex": name.hex(),
-        "exited_by_itself": exited,
-        "stdout_bytes": reader.bytes,
-        "messages": reader.messages,
-        "response_arrived": any(m.get("id") == 1 for m in reader.messages),
-        "valid_message_arrived": any(valid(m) for m in reader.messages),
-        "exceptions": _EXCEPTION.findall(record["stderr"]),
-        **record,
-        **fixture_log.not_applicable(record),
-    }
+        reader.join(1.0)
+        valid = _is_answer_to_ping if server_api else _is_valid_after
+        record = fixture.finish(
+            {
+                "name_hex": name.hex(),
+                "exited_by_itself": exited,
+                "stdout_bytes": reader.bytes,
+                "messages": reader.messages,
+                "response_arrived": any(m.get("id") == 1 for m in reader.messages),
+                "valid_message_arrived": any(valid(m) for m in reader.messages),
+            }
+        )
+    return {**record, "exceptions": _EXCEPTION.findall(record["stderr"])}
 
 
 def _server_api_exchange(child: Child, reader: wire.StdoutReader, events: fixture_log.EventsFile, options: Options):

@@ -12,7 +12,7 @@ import time
 
 from stdio_probe import wire
 from stdio_probe.checks import session
-from stdio_probe.checks.s2_eof_unread import EXIT_AFTER_DRAIN, in_flight, observe
+from stdio_probe.checks.s2_eof_unread import EXIT_AFTER_DRAIN, in_flight, observe_after
 from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S11"
@@ -37,7 +37,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         if not record["in_flight"]["seen"]:
             return record
         s.terminate()
-        record.update(observe(s, time.monotonic(), bound, prove=options.method == "fast", trigger="sigterm"))
+        record.update(observe_after(s, time.monotonic(), bound, prove=options.method == "fast", trigger="sigterm"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
             s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should end by itself
             record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)

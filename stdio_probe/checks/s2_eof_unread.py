@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from stdio_probe import hang, sample, spawn, wire
+from stdio_probe import hang, observe, sample, spawn, wire
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -44,7 +44,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         if options.method == "window":
             time.sleep(PRE_EOF_DELAY)
         eof_at = s.close_stdin()
-        record.update(observe(s, eof_at, options.window, prove=arm == "bug" and options.method == "fast"))
+        record.update(observe_after(s, eof_at, options.window, prove=arm == "bug" and options.method == "fast"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
             s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should exit by itself
             record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
@@ -91,35 +91,17 @@ def blocked_writing(pid: int, read_fd: int) -> bool:
     )
 
 
-def observe(s: session.Session, eof_at: float, bound: float, prove: bool, trigger: str = "eof") -> dict:
+def observe_after(s: session.Session, eof_at: float, bound: float, prove: bool, trigger: str = "eof") -> dict:
     """Until the exit, a proof of the hang (bug arm, fast method), or bound seconds after the trigger
     (eof_at: when stdin EOF was given for S2, SIGTERM for S11; the record's keys name it)."""
     read_fd = s.child.process.stdout.fileno()
-    decided_by, last_proof, why_not = "window", None, {}
-    while time.monotonic() - eof_at < bound:
-        if s.child.process.poll() is not None:
-            decided_by = "exit"
-            break
-        if prove:
-            last_proof = hang.prove_blocked_on_pipe(
-                s.child.pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True
-            )
-            why_not[last_proof["why_not"]] = why_not.get(last_proof["why_not"], 0) + 1
-            if last_proof["proven"]:
-                decided_by = "proof"
-                break
-        time.sleep(sample.SAMPLE_INTERVAL)
-    alive = s.child.process.poll() is None
-    observed = {
-        "decided_by": decided_by,
-        f"decided_after_{trigger}_s": round(time.monotonic() - eof_at, 3),
-        "alive_at_decision": alive,
-        f"exit_after_{trigger}_s": None if alive else round(time.monotonic() - eof_at, 3),
-    }
-    if last_proof is not None:
-        observed["proof"] = {k: v for k, v in last_proof.items() if k != "threads"}
-        observed["proof_attempts"] = [{"why_not": why, "count": n} for why, n in why_not.items()]
-    if alive and not s.stdout_read_by_reader():
+
+    def proof() -> dict:
+        return hang.prove_blocked_on_pipe(s.child.pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True)
+
+    watched = observe.watch(s.child.process, eof_at, bound, prove=proof if prove else None)
+    observed = watched.record(trigger, proof_threads=False)
+    if watched.alive and not s.stdout_read_by_reader():
         observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
     return observed
 

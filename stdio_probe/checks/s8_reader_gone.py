@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from contextlib import suppress
 
-from stdio_probe import sample
+from stdio_probe import observe, sample
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -47,20 +47,19 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         cpu_before, started = sample.cpu_seconds(s.child.pid), time.monotonic()
         s.send(s.liveness_request(PING_ID))
         s.close_stdin()
-        cpu, exited = cpu_before, False
-        while time.monotonic() - started < bound:
-            if s.child.process.poll() is not None:
-                exited = True
-                break
-            cpu = max(cpu, sample.cpu_seconds(s.child.pid))
-            time.sleep(0.05)
-        observed = time.monotonic() - started
+        peak = [cpu_before]  # the highest CPU reading while it lived (a gone process reads 0.0)
+
+        def look() -> None:
+            peak[0] = max(peak[0], sample.cpu_seconds(s.child.pid))
+
+        watched = observe.watch(s.child.process, started, bound, look=look)
+        observed = watched.decided_after_s
         return {
             "initialized": True,
             "bound_s": bound,
-            "exit_after_s": round(observed, 3) if exited else None,
-            "cpu_s": round(cpu - cpu_before, 3),
-            "observed_s": round(observed, 3),
+            "exit_after_s": observed if watched.decided_by == "exit" else None,
+            "cpu_s": round(peak[0] - cpu_before, 3),
+            "observed_s": observed,
         }
 
     return session.run(server, options, body)

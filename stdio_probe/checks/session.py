@@ -15,7 +15,7 @@ import time
 from contextlib import suppress
 from dataclasses import replace
 
-from stdio_probe import eras, mcp_schema, sample, spawn, wire
+from stdio_probe import eras, mcp_schema, observe, sample, spawn, wire
 from stdio_probe.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
@@ -95,8 +95,7 @@ class Session:
 
     def wait_exit(self, bound: float) -> float | None:
         """Seconds until the server exited by itself, or None if it was alive after bound."""
-        started = time.monotonic()
-        return round(time.monotonic() - started, 3) if self.child.wait_self_exit(bound) else None
+        return observe.watch(self.child.process, time.monotonic(), bound).exit_after_s
 
     def terminate(self) -> None:
         """SIGTERM to the server process alone, as a host's process.terminate() sends it."""
