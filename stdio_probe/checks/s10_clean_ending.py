@@ -28,8 +28,6 @@ def crash_trace(stderr: str) -> str | None:
 
 def assess(record: dict) -> Finding:
     """Shown on a non-zero exit, a death by signal, or a crash trace on stderr after an EOF exit."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     if record["exit_after_s"] is None:
         return Finding(None, f"alive {record['bound_s']:g} s after EOF: no ending to judge (S1)", "no exit (S1)")
     trace = crash_trace(record.get("stderr", ""))
@@ -40,4 +38,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, "exit 0 at EOF, no crash trace on stderr", "exit 0, no crash trace")
 
 
-PROBE = Probe(ID, TITLE, ARMS, s1_idle_eof.run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, s1_idle_eof.run_arm, session.opened(assess))

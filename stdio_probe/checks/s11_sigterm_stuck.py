@@ -29,11 +29,9 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     bound = min(options.window, session.SIGTERM_BOUND)
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         s.reader.pause()
         s.send(call)
-        record = {"initialized": True, "in_flight": in_flight(s, options, CALL_ID), "bound_s": bound}
+        record = {"in_flight": in_flight(s, options, CALL_ID), "bound_s": bound}
         if not record["in_flight"]["seen"]:
             return record
         s.terminate()
@@ -48,8 +46,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 def assess(record: dict) -> Finding:
     """Shown when the server was alive bound_s after SIGTERM, or proven unable to exit."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     flight = record["in_flight"]
     if not flight["seen"]:
         pipe = flight["pipe"]
@@ -67,4 +63,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, note, f"{how} {after:.2f} s after SIGTERM")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

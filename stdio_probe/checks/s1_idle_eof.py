@@ -14,8 +14,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     """initialize, then close stdin; wait the window for the exit."""
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         s.close_stdin()
         return session.exit_after(s, "EOF", options.window)
 
@@ -27,4 +25,4 @@ def assess(record: dict) -> Finding:
     return session.assess_exit(record)
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

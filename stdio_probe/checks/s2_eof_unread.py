@@ -32,13 +32,11 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     call = {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         if arm == "bug":
             s.reader.pause()
         if not s.send(call):
-            return {"initialized": True, "error": f"tools/call not sent: {s.write_blocked or 'stdin closed'}"}
-        record = {"initialized": True, "stdout_read": arm == "control", "in_flight": in_flight(s, options, CALL_ID)}
+            return {"error": f"tools/call not sent: {s.write_blocked or 'stdin closed'}"}
+        record = {"stdout_read": arm == "control", "in_flight": in_flight(s, options, CALL_ID)}
         if not record["in_flight"]["seen"]:
             return record
         if options.method == "window":
@@ -108,8 +106,6 @@ def observe_after(s: session.Session, eof_at: float, bound: float, prove: bool, 
 
 def assess(record: dict) -> Finding:
     """Shown when the server was alive after EOF at the window's end or on proof."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     if "in_flight" not in record:
         return Finding(None, record.get("error", "tools/call not sent"), "tools/call not sent")
     flight = record["in_flight"]
@@ -134,4 +130,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"exited {record['exit_code']} {after}", f"exited {after}")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

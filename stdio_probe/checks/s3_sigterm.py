@@ -14,8 +14,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     """initialize, then SIGTERM to the server's pid alone; wait the bound for its exit."""
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         s.terminate()
         return session.exit_after(s, "SIGTERM", min(options.window, session.SIGTERM_BOUND))
 
@@ -27,4 +25,4 @@ def assess(record: dict) -> Finding:
     return session.assess_exit(record)
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

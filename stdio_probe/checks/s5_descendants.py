@@ -29,8 +29,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     bound = options.window if arm == "eof" else min(options.window, session.SIGTERM_BOUND)
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         before = [p["pid"] for p in s.tree() if p["pid"] != s.child.pid]
         if arm == "eof":
             s.close_stdin()
@@ -44,7 +42,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             time.sleep(0.02)
         reaped = s.reap_tree()
         return {
-            "initialized": True,
             "descendants_before": before,
             "server_ended_by_itself": by_itself,
             # what the reaping found was alive after the grace too: a scan can miss a pid hopper mid-hop
@@ -66,8 +63,6 @@ def _survivors(s: session.Session) -> list[dict]:
 
 def assess(record: dict) -> Finding:
     """Shown when a descendant was alive SURVIVOR_GRACE after the server ended."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     if survivors := record["survivors"]:
         listed = ", ".join(f"{p['pid']} {p['cmdline']!r}" for p in survivors)
         reaped = f"{len(record['reaped'])} reaped by the probe, {len(record['alive_after_reap'])} alive after"
@@ -83,4 +78,4 @@ def assess(record: dict) -> Finding:
     )
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

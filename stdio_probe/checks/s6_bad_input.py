@@ -20,13 +20,10 @@ def run_bad_line(line: bytes, server: Server, options: Options) -> dict:
     wait (progress-bounded) for its answer."""
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         ping = s.liveness_request(PING_ID)
         sent = s.send(line) and s.send(ping)
         seen = sent and s.reader.wait_answer(PING_ID, options.window)
         return {
-            "initialized": True,
             "bad_line": line.decode("utf-8", "backslashreplace"),
             "input_accepted": sent,
             "ping_method": ping["method"],
@@ -41,8 +38,6 @@ def run_bad_line(line: bytes, server: Server, options: Options) -> dict:
 def assess_bad_line(record: dict, what: str) -> Finding:
     """Shown when the liveness request got no answer after the bad line (what names it); an error answer
     (the request not served: method not found) is no evidence either way."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     ping, answer = record.get("ping_method", "ping"), record.get("ping_answer", "result")
     if record["ping_answered"] and answer.startswith("error"):
         return Finding(None, f"{ping} got {answer} after {what}: not served, no evidence", f"{ping} not served")
@@ -64,5 +59,5 @@ def bad_line_probe(probe_id: str, title: str, line: bytes, what: str) -> Probe:
         title,
         ("bug",),
         lambda arm, server, options: run_bad_line(line, server, options),
-        lambda record: assess_bad_line(record, what),
+        session.opened(lambda record: assess_bad_line(record, what)),
     )

@@ -35,8 +35,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     """After the opening, every request in one write, stdin closed at once; until stdout ends or the window."""
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         sent = requests(s)
         for message in sent:
             s.reader.expect(message["id"])
@@ -45,7 +43,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         ended = s.reader.wait_for(lambda r: r.eof.is_set(), options.window)
         ids = [m["id"] for m in sent]
         return {
-            "initialized": True,
             "input_accepted": accepted,
             "sent": len(ids),
             "answered": sum(1 for key in ids if key in s.reader.answers),
@@ -58,8 +55,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 def assess(record: dict) -> Finding:
     """Shown when a request had no answer when stdout ended (or at the window's end)."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     answered, sent = record["answered"], record["sent"]
     if answered == sent:
         return Finding(False, f"all {sent} requests answered before stdout ended", f"all {sent} answered")
@@ -71,4 +66,4 @@ def assess(record: dict) -> Finding:
     )
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

@@ -37,10 +37,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     bound = options.window
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         if not s.reader.pause():
-            return {"initialized": True, "reader_stopped": False}
+            return {"reader_stopped": False}
         with suppress(OSError):
             s.child.process.stdout.close()
         s.reader = None  # the probe no longer reads stdout: nothing to read from
@@ -55,7 +53,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         watched = observe.watch(s.child.process, started, bound, look=look)
         observed = watched.decided_after_s
         return {
-            "initialized": True,
             "bound_s": bound,
             "exit_after_s": observed if watched.decided_by == "exit" else None,
             "cpu_s": round(peak[0] - cpu_before, 3),
@@ -67,8 +64,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 def assess(record: dict) -> Finding:
     """Shown when the server was alive at the bound or spent more than SPIN_SHARE of a core while alive."""
-    if not record.get("initialized"):
-        return session.not_initialized(record)
     if record.get("reader_stopped") is False:
         return Finding(None, "the probe's stdout reader did not stop: the read end could not be closed alone")
     cpu, observed = record["cpu_s"], record["observed_s"]
@@ -83,4 +78,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"ended ({how}) {observed:.2f} s after the reader left, {share}", f"{how} {observed:.2f} s")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

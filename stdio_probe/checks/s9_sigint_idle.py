@@ -25,8 +25,6 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     then SIGINT to the server's pid alone; wait the bound for its exit."""
 
     def body(s: session.Session) -> dict:
-        if not s.initialize(options):
-            return {"initialized": False}
         if s.send(s.liveness_request(PING_ID)):
             s.reader.wait_answer(PING_ID, options.window)
         with suppress(ProcessLookupError):
@@ -41,4 +39,4 @@ def assess(record: dict) -> Finding:
     return session.assess_exit(record)
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, assess)
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))

@@ -9,9 +9,11 @@ every request a check sends then carries what that era requires (Session.send).
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import replace
 
@@ -144,17 +146,35 @@ def _brief(process: dict) -> dict:
     return {"pid": process["pid"], "cmdline": process["cmdline"]}
 
 
-def run(server: Server, options: Options, body, **session_args) -> dict:
-    """Start the server, run body(session) for the arm's own record, end it whatever happens."""
+def run(server: Server, options: Options, body, opening: bool = True, **session_args) -> dict:
+    """Start the server, open the connection as its era does (unless the body opens it itself: opening
+    False), run body(session) for the arm's own record, end it whatever happens. A server that never
+    answered the opening request gives {"initialized": False} and no body: opened() judges that."""
     try:
         session = Session(server, **session_args)
     except (OSError, ValueError) as exc:
         return {"error": f"cannot start {server.command!r}: {exc}"}
     try:
-        record = body(session)
+        if not opening:
+            record = body(session)
+        elif session.initialize(options):
+            record = {"initialized": True, **body(session)}
+        else:
+            record = {"initialized": False}
     finally:
         facts = session.end()
     return {**facts, **record}
+
+
+def opened(judge: Callable[[dict], Finding]) -> Callable[[dict], Finding]:
+    """A server check's assess: no evidence either way when the server never answered the opening request
+    (not_initialized), else judge's finding."""
+
+    @functools.wraps(judge)
+    def assess(record: dict) -> Finding:
+        return judge(record) if record.get("initialized") else not_initialized(record)
+
+    return assess
 
 
 def not_initialized(record: dict) -> Finding:
@@ -207,13 +227,11 @@ def blocked_on_client(record: dict) -> str | None:
 
 def exit_after(s: Session, trigger: str, bound: float) -> dict:
     """The record of a trigger (stdin EOF, SIGTERM) already given: how long the server took to exit, within bound."""
-    return {"initialized": True, "trigger": trigger, "exit_after_s": s.wait_exit(bound), "bound_s": bound}
+    return {"trigger": trigger, "exit_after_s": s.wait_exit(bound), "bound_s": bound}
 
 
 def assess_exit(record: dict) -> Finding:
-    """S1, S3: shown when the server was alive bound_s after its trigger; else how it ended, and when."""
-    if not record.get("initialized"):
-        return not_initialized(record)
+    """S1, S3, S9: shown when the server was alive bound_s after its trigger; else how it ended, and when."""
     trigger, after = record["trigger"], record["exit_after_s"]
     if after is None:
         alive = f"alive {record['bound_s']:g} s after {trigger}"
