@@ -22,8 +22,10 @@ ALSO_FIXES = {"L10-delayed-helper": {"L9"}}
 EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def shaped(pinned, tmp_path_factory):
+    """shaped(name) -> the pinned SDK with that UNFORESEEN_FIXES shape, copied once per xdist worker that needs it
+    (a copy takes a second): the session scope leaves the shapes' tests ungrouped, free to spread over workers."""
     made: dict = {}
 
     def make(name: str):

@@ -48,8 +48,11 @@ def claims() -> dict[str, dict[str, str]]:
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def servers(tmp_path_factory):
+    """The table's servers, made once per xdist worker (cheap once tests/third_party.py has cached them): a
+    session fixture outside conftest's SHARED_RUNS, so that each server's test (up to 150 s under load) goes to
+    whichever worker is free instead of all thirteen queueing on one."""
     if shutil.which("node") is None:
         pytest.skip("node is needed for the npm servers")
     try:
