@@ -37,10 +37,13 @@ def test_each_other_fix_is_seen_by_the_window_method(fix, fixed, run_cases):
     assert run["verdict"] == "not_reproduced", run["reason"]
 
 
-def test_pinned_reproduces_with_the_window_method(pinned, run_cases):
-    for case_id, run in run_cases(pinned, CLIENT_CASES, WINDOW).items():
-        assert run["verdict"] == "reproduced", (case_id, run["reason"])
-    assert run["arms"]["bug"]["stuck"]["decided_by"] == "window"
+@pytest.mark.parametrize("case_id", CLIENT_CASES)
+def test_pinned_reproduces_with_the_window_method(pinned, run_cases, case_id):
+    """One test per case (each bug arm waits the window): the three go to free workers, not one after another."""
+    run = run_cases(pinned, [case_id], WINDOW)[case_id]
+    assert run["verdict"] == "reproduced", run["reason"]
+    if case_id != "L7":  # L8 and L10 hang the host: the window, not a proof, decided that it is stuck
+        assert run["arms"]["bug"]["stuck"]["decided_by"] == "window"
 
 
 def _facts(runs: dict, case_id: str, arm: str, name: str) -> dict:
