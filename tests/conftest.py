@@ -37,7 +37,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     Two tests share when they use the same fixture of SHARED_RUNS, or any module- or class-scoped fixture
     of the same module (made once per worker that runs a test of the module). Groups that meet in one
     test are merged. A test file added later needs nothing here: without such a fixture its tests are
-    distributed one by one. Runs before xdist's own hook, which reads the groups (--dist loadgroup).
+    distributed one by one. Then the tests marked slow are moved first. Runs before xdist's own hook, which
+    reads the groups (--dist loadgroup).
     """
     if not config.pluginmanager.hasplugin("xdist"):
         return
@@ -63,6 +64,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item, keys in keys_of.items():
         if keys:
             item.add_marker(pytest.mark.xdist_group(root(min(keys))))
+    # Start the tests marked slow first, longest first: xdist hands out the groups (most tests first), then single
+    # tests in this order, and a two-minute test handed out last ends the run two minutes after the other workers.
+    items.sort(key=lambda item: -seconds(item))
+
+
+def seconds(item: pytest.Item) -> float:
+    """About how long item takes on a loaded machine: its slow marker's seconds (60 when it names none), else 0."""
+    mark = item.get_closest_marker("slow")
+    return 0.0 if mark is None else float(mark.args[0] if mark.args else 60)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -29,6 +29,7 @@ def test_each_fix_is_seen_and_the_other_cases_still_reproduce(fix, fixed, run_ca
         assert run["mitigation"]["held"] is True, (case_id, run["mitigation"]["note"])
 
 
+@pytest.mark.slow(30)
 @pytest.mark.parametrize("fix", [fix for fix in FIXES if fix != FIXES[fix]])
 def test_each_other_fix_is_seen_by_the_window_method(fix, fixed, run_cases):
     """The fixes named after their case are run with the window method by test_honesty.py."""

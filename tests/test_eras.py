@@ -130,6 +130,7 @@ def sdk_verdicts(runs: dict, label: str) -> dict[str, str]:
     return {case: verdict for case, verdict in verdicts(runs, label).items() if case in SDK_VERDICTS}
 
 
+@pytest.mark.slow(55)
 @pytest.mark.parametrize("which", ["pinned", "2.3.0"])
 def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_sdk):
     """MCPServer serves both eras on stdio (the first request decides): each forced, and found."""

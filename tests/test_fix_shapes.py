@@ -36,6 +36,7 @@ def shaped(pinned, tmp_path_factory):
     return make
 
 
+@pytest.mark.slow(50)
 @pytest.mark.parametrize("shape", list(UNFORESEEN_FIXES))
 def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, shaped):
     fixed_case = shape.split("-")[0]

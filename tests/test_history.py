@@ -197,6 +197,7 @@ def _git(*args: str) -> str:
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="needs a clone of the python-sdk repository")
 @pytest.mark.network  # builds its environments afresh: uv resolves their dependencies on the index
+@pytest.mark.slow(40)
 def test_a_real_sdk_commit_after_the_split_installs_with_its_mcp_types_and_each_step_holds_its_own(tmp_path):
     tree, cache = tmp_path / "python-sdk", tmp_path / "envs"
     _git("clone", "-q", "--shared", "--no-checkout", str(MIRROR), str(tree))

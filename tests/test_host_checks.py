@@ -156,6 +156,7 @@ def test_a_fix_of_the_sdk_case_makes_its_host_check_not_reproduced(tmp_path, fix
     assert run["verdict"] == "not_reproduced", run["reason"]
 
 
+@pytest.mark.slow(50)
 @pytest.mark.parametrize("method", ["fast", "window"])
 def test_the_sdk_host_gives_the_host_tables_verdicts_by_either_method(tmp_path, pinned, method):
     """Every check on the pinned SDK's client: H4, H5, H6 show L9, L8, L5, and each method gives the verdicts of

@@ -48,6 +48,7 @@ def test_the_sync_tool_takes_the_cleanup_with_it(l11_run):
         assert not record["server"]["alive_after_host"] and record["reaped_after_arm"] == []
 
 
+@pytest.mark.slow(35)
 def test_pinned_reproduces_with_the_window_method(pinned):
     run = _run(pinned, WINDOW)
     assert run["verdict"] == "reproduced", run["reason"]

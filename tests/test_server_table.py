@@ -48,6 +48,16 @@ def claims() -> dict[str, dict[str, str]]:
     return found
 
 
+def labels() -> list:
+    """The servers the table claims verdicts of, each marked slow by the seconds its arms took in the table's run
+    (results/servers.json): xdist hands the longest out first (fastmcp's, 180 s, would otherwise start last)."""
+    took: dict[str, float] = {}
+    for run in json.loads(TABLE.read_text())["runs"]:
+        label = run["server"]["label"]
+        took[label] = took.get(label, 0.0) + sum(arm.get("duration_s") or 0.0 for arm in run["arms"].values())
+    return [pytest.param(label, marks=pytest.mark.slow(round(took.get(label, 0.0)))) for label in sorted(claims())]
+
+
 @pytest.fixture(scope="session")
 def servers(tmp_path_factory):
     """The table's servers, made once per xdist worker (cheap once tests/third_party.py has cached them): a
@@ -70,7 +80,7 @@ def run_all(entry) -> dict[str, dict]:
     return {run["case"]: run for run in runs}
 
 
-@pytest.mark.parametrize("label", sorted(claims()))
+@pytest.mark.parametrize("label", labels())
 def test_each_servers_verdicts_are_the_tables(servers, label):
     runs = run_all(servers[label])
     claimed = claims()[label]
