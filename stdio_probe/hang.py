@@ -162,8 +162,6 @@ def prove_blocked_on_pipe(
     if ask_timers is None and not foreign:
         return no("interval timers cannot be asked of this process")
     if ask_timers is None:
-        if sample.go_runtime(pid):
-            return no("Go runtime: a runtime thread in a timed wait (sysmon), which can run code that exits")
         if (why := _foreign_timers(pid)) is not None:
             return no(why)
         answer = {"tid": None, "fd": None, "itimers": {}}
@@ -300,11 +298,19 @@ def _anon_shared(pid: int, fds: list[int]) -> str | None:
 def _foreign_timers(pid: int) -> str | None:
     """Why an interval timer of a process we cannot ask could make it run again, or None when none can.
 
-    ITIMER_VIRTUAL and ITIMER_PROF advance only while the process uses CPU, which a process whose
-    threads all stay asleep does not (the proof checks that none ran). ITIMER_REAL delivers SIGALRM:
-    with no handler for it (SigCgt), it either does nothing (ignored, blocked) or kills the process,
-    which is not an exit on EOF either. A handler could run code that exits: no proof.
+    A Go program never qualifies: its runtime keeps a thread in a timed wait (sysmon) and handles
+    SIGALRM; nor does a process whose executable cannot be read (sample.go_runtime: None), which may be
+    one, and the reason says which of the two it is, not what follows from it. ITIMER_VIRTUAL and
+    ITIMER_PROF advance only while the process uses CPU, which a process whose threads all stay asleep
+    does not (the proof checks that none ran). ITIMER_REAL delivers SIGALRM: with no handler for it
+    (SigCgt), it either does nothing (ignored, blocked) or kills the process, which is not an exit on
+    EOF either. A handler could run code that exits: no proof.
     """
+    runtime = sample.go_runtime(pid)
+    if runtime is None:
+        return "runtime not known (its executable could not be read), so a Go runtime's timed waits cannot be ruled out"
+    if runtime:
+        return "Go runtime: a runtime thread in a timed wait (sysmon), which can run code that exits"
     caught = sample.caught_signals(pid)
     if caught is None:
         return "signal dispositions unreadable"

@@ -8,9 +8,11 @@ server-API pair.
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
-from stdio_probe import hang, wire
+from stdio_probe import hang, sample, wire
 from stdio_probe.cases import l1_full_pipe
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
@@ -61,5 +63,21 @@ def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
         wire.close_stdin(child)
         proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno(), marker=child.marker)
         assert not proof["proven"] and proof["why_not"] == "interval timers cannot be asked of this process"
+    finally:
+        child.stop()
+
+
+def test_a_runtime_that_cannot_be_read_is_named_not_taken_for_a_sigalrm_handler(pinned, monkeypatch):
+    """A server we did not write whose executable cannot be read (sample.go_runtime: None) may be a Go program:
+    no proof, and the reason says the runtime was not known, whatever its signal dispositions."""
+    child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
+    try:
+        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
+        wire.close_stdin(child)
+        monkeypatch.setattr(sample, "go_runtime", lambda pid: None)
+        monkeypatch.setattr(sample, "caught_signals", lambda pid: 1 << (signal.SIGALRM - 1))
+        proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno(), marker=child.marker, foreign=True)
+        assert not proof["proven"] and proof["why_not"].startswith("runtime not known"), proof["why_not"]
     finally:
         child.stop()
