@@ -12,17 +12,49 @@ import os
 import time
 from collections.abc import Callable
 
-from stdio_probe import sample
+from stdio_probe import hang, sample
 from stdio_probe.model import Options, Sdk
 from stdio_probe.spawn import spawn, wait_progressing
 
 DRIVER = "driver_session_group.py"
 PROGRESS_CHECK = 0.5  # seconds between looks at the tree's CPU time; a report ends the wait at once
 STUCK_CHECK = 0.1  # seconds between stuck tests, when the case has one
+PROOF_SAMPLES = 3  # consecutive proofs, STUCK_CHECK apart, before blocked_test calls a driver blocked for good
+ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on an arm's servers (arm_id)
 
-# stuck(driver pid, its spawn marker, seconds since the last checkpoint was acknowledged) -> evidence that it
-# is stuck, or None
-StuckTest = Callable[[int, tuple[str, str], float], dict | None]
+# stuck(driver pid, its spawn marker, seconds since the last checkpoint was acknowledged, that checkpoint's name
+# (None before the first)) -> evidence that it is stuck, or None
+StuckTest = Callable[[int, tuple[str, str], float, str | None], dict | None]
+
+
+def blocked_test(options: Options, arm_id: str, waited: Callable[[float, str | None], float | None]) -> StuckTest:
+    """A stuck test for a driver awaiting what only it and its arm's servers could bring (an answer, an error).
+
+    waited(since, last) gives the seconds the awaited outcome has been pending (None: not awaited yet; since
+    and last as run_driver gives them). Either method: pending longer than the window. Fast, sooner:
+    PROOF_SAMPLES proofs in a row that the driver and every live process carrying the arm's marker are blocked together
+    (hang.prove_blocked_together: each asleep with no timeout, nothing outside them able to wake one), so
+    the outcome can never come. A fix that brings it late leaves a timer, a running thread or a process
+    awake, and is waited for. The evidence carries its monotonic time, "t".
+    """
+    proofs = 0
+
+    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
+        nonlocal proofs
+        pending = waited(since, last)
+        if pending is None:
+            return None
+        now = time.monotonic()
+        if pending > options.window:
+            return {"decided_by": "window", "t": now}
+        if options.method == "window":
+            return None
+        servers = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
+        proof = hang.prove_blocked_together({pid: marker, **{server: (ARM_MARKER, arm_id) for server in servers}})
+        proofs = proofs + 1 if proof["proven"] else 0
+        return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
+
+    return test
 
 
 def live_children(pid: int) -> list[dict]:
@@ -42,8 +74,8 @@ def run_driver(
 
     step_timeout is the no-progress bound on the wait for each checkpoint (default: the window).
     stuck, for a case whose defect is a driver that never comes back: called every STUCK_CHECK s
-    while a checkpoint is awaited, with the driver's pid, its marker and the seconds since the last one was
-    acknowledged; once it returns its evidence, the driver is recorded as stuck (record["stuck"],
+    while a checkpoint is awaited, with the driver's pid, its marker, the seconds since the last one was
+    acknowledged and its name; once it returns its evidence, the driver is recorded as stuck (record["stuck"],
     not an error) and ended.
     """
     step_timeout = options.window if step_timeout is None else step_timeout
@@ -60,10 +92,11 @@ def run_driver(
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
             pending = b""
             while True:
+                last = checkpoints[-1]["checkpoint"] if checkpoints else None
                 test = (
                     None
                     if stuck is None
-                    else lambda since=acked: stuck(child.pid, child.marker, time.monotonic() - since)
+                    else lambda since=acked, last=last: stuck(child.pid, child.marker, time.monotonic() - since, last)
                 )
                 ready = _wait_readable(report, child.pid, step_timeout, test)
                 if isinstance(ready, dict):

@@ -369,7 +369,7 @@ def prove_blocked_together(members: dict[int, Marker], accounted: Collection[int
     the process holding its server's stdout; L9: a host waiting for what its server left to end)."""
     threads = {pid: sample.threads(pid) for pid in members}
     for pid, marker in members.items():
-        why = _asleep_for_good(pid, threads[pid]) or outside_wake_source(
+        why = _asleep_for_good(pid, threads[pid], group=members) or outside_wake_source(
             pid, marker, blocked=members, accounted=accounted
         )
         if why is not None:
@@ -377,10 +377,11 @@ def prove_blocked_together(members: dict[int, Marker], accounted: Collection[int
     return {"proven": True, "why_not": None, "threads": threads}
 
 
-def _asleep_for_good(pid: int, threads: list[dict]) -> str | None:
+def _asleep_for_good(pid: int, threads: list[dict], group: Collection[int] = ()) -> str | None:
     """Why pid could wake by itself, or None: every thread sleeps in a wait with no timeout (a futex no
-    other process shares), and no interval timer can fire a handler (_foreign_timers: such a process,
-    a host or a process the server left, cannot be asked)."""
+    other process shares; a read or write on a pipe whose other end only processes of group hold, which
+    the caller proves blocked too), and no interval timer can fire a handler (_foreign_timers: such a
+    process, a host or a process the server left, cannot be asked)."""
     if not threads:
         return "process has no readable threads"
     for thread in threads:
@@ -389,8 +390,24 @@ def _asleep_for_good(pid: int, threads: list[dict]) -> str | None:
             return f"thread {thread['tid']} syscall unreadable"
         if thread["state"] != "S" or call.get("running"):
             return f"thread {thread['tid']} is running"
-        if not call.get("no_timeout"):
+        if call.get("name") in ("read", "write"):
+            if (why := _pipe_peers_outside(pid, call, group)) is not None:
+                return f"thread {thread['tid']} in {call['name']}: {why}"
+        elif not call.get("no_timeout"):
             return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
         if call["name"] == "futex" and not call["private"]:
             return f"thread {thread['tid']} waits on a futex another process can wake"
     return _foreign_timers(pid)
+
+
+def _pipe_peers_outside(pid: int, call: dict, group: Collection[int]) -> str | None:
+    """Why a read(2) or write(2) of pid could end by another's doing, or None: it is on a pipe whose other
+    end (the write end for a read, the read end for a write) only processes of group hold."""
+    target = sample.fd_target(pid, call["fd"]) or ""
+    if not target.startswith("pipe:["):
+        return f"fd {call['fd']} is {target or 'unreadable'}, not a pipe"
+    inode = int(target[len("pipe:[") : -1])
+    others = sample.pipe_writers(inode) if call["name"] == "read" else sample.pipe_readers(inode)
+    if outside := sorted(set(others) - set(group)):
+        return f"the other end of {target} is held by {outside} too"
+    return None

@@ -53,7 +53,9 @@ def _facts(runs: dict, case_id: str, arm: str, name: str) -> dict:
 
 def test_l7_the_session_dies_with_the_bad_call(runs):
     bug = _facts(runs, "L7", "bug", "calls")
-    assert bug["first"]["outcome"] == bug["second"]["outcome"] == "cancelled"
+    # the second call, started once the first is under way, is cancelled, or never runs (its task was cancelled
+    # before its first step: the session was dead before it could be sent)
+    assert bug["first"]["outcome"] == "cancelled" and bug["second"]["outcome"] in ("cancelled", "not sent")
     assert [leaf.split(":")[0] for leaf in bug["context_exit"]["leaves"]] == ["PydanticSerializationError"]
     control, mitigated = _facts(runs, "L7", "control", "calls"), _facts(runs, "L7", "mitigated", "calls")
     assert control["first"] == {**control["first"], "outcome": "result", "text": "a\ufffdb"}

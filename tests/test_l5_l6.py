@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from stdio_probe.cases.l5_strict_decoding import condition_facts
 from stdio_probe.driver import checkpoint
 
 
 def _l5(runs: dict, arm: str) -> dict:
-    record = runs["L5"]["arms"][arm]
-    return {c: checkpoint(record, c)["facts"] for c in ("stay", "close-stdout", "exit")}
+    return condition_facts(runs["L5"]["arms"][arm])
 
 
 def test_l5_bad_bytes_fail_only_when_stdout_ends(runs):
     bug = _l5(runs, "bug")
-    assert bug["stay"]["request"]["outcome"] == "pending"
+    # proven pending forever (the fast method): the driver was ended before it left the stay transport
+    assert bug["stay"]["request"]["outcome"] == "pending" and bug["stay"]["context_exit"] is None
+    assert runs["L5"]["arms"]["bug"]["stuck"]["decided_by"] == "proof"
     for condition in ("close-stdout", "exit"):
         request = bug[condition]["request"]
         assert request["outcome"] == "error" and request["error"].startswith("MCPError")
         assert 0 <= request["after_eof_s"] < 0.5, "the error follows stdout EOF, not the bad bytes"
-    for facts in bug.values():
-        assert [leaf.split(":")[0] for leaf in facts["context_exit"]["leaves"]] == ["UnicodeDecodeError"]
+        leaves = bug[condition]["context_exit"]["leaves"]
+        assert [leaf.split(":")[0] for leaf in leaves] == ["UnicodeDecodeError"]
 
 
 def test_l5_control_and_mitigated_get_their_answer_at_once(runs):

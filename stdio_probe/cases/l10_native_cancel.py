@@ -91,7 +91,7 @@ def _stuck_test(options: Options, events: str, arm_id: str) -> StuckTest:
     carries its monotonic time, "t"."""
     proofs = 0
 
-    def test(pid: int, marker: tuple[str, str], since: float) -> dict | None:
+    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
         nonlocal proofs
         now = time.monotonic()
         eof = next((e["t"] for e in read_events(events) if e["event"] == "stdin_eof"), None)

@@ -70,7 +70,7 @@ def _pending_test(options: Options, seen: Path, arm_id: str) -> StuckTest:
     seen. The evidence carries its monotonic time, "t"."""
     proofs = 0
 
-    def test(pid: int, marker: tuple[str, str], since: float) -> dict | None:
+    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
         nonlocal proofs
         try:
             facts = json.loads(seen.read_text())

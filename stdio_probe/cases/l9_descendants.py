@@ -76,7 +76,7 @@ def _left_test(options: Options, seen: Path, arm_id: str) -> StuckTest:
     driver and the arm's other processes are blocked together and nothing else will end the descendant."""
     proofs = 0
 
-    def test(pid: int, marker: tuple[str, str], since: float) -> dict | None:
+    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
         nonlocal proofs
         try:
             left = json.loads(seen.read_text())
