@@ -10,6 +10,9 @@ The mitigated arm sends the bug arm's name with the server passing every
 outbound payload through host_contract.sanitize_outbound first.
 bug_server_api and control_server_api are the bug/control pair through the
 SDK's high-level server (MCPServer, FastMCP in 1.x): a tool returns the name.
+There the ping goes once the tool's answer arrived or stdout ended, or after
+SETTLE s: part of the trigger, the same in both methods (a ping sent early is
+still answered by a live session before the window ends).
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ had before the outage; a tool removed while the server was down stays in it.
 
 Arms: bug (naive host), control (no outage: the change arrives as a
 notification), mitigated (supervisor: backoff, listen, ack, re-fetch, drop
-frames of the old stream), crash_loop (spawns in a fixed interval of a server
-that dies on start-up: naive reconnect loop against exponential backoff).
+frames of the old stream), crash_loop (spawns in a fixed interval,
+CRASH_LOOP_INTERVAL, of a server that dies on start-up: naive reconnect loop
+against exponential backoff; the interval is the trigger, the same in both
+methods, and decides no verdict).
 An SDK without Client.listen makes every arm not_applicable.
 """
 
