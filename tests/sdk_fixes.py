@@ -493,6 +493,29 @@ subprocess.run(["/bin/sh", "-c", f"(sleep 1; kill -USR1 {os.getpid()}) <&- >&- 2
     },
 }
 
+
+def _delayed(fix: dict[str, list[tuple[str, str]]], after: str, indent: str) -> dict[str, list[tuple[str, str]]]:
+    """fix, its one edit with a 3 s sleep (at indent) after the line after: the same fix, 3 s late."""
+    [(relative, [(old, new)])] = fix.items()
+    assert new.count(after) == 1
+    return {relative: [(old, new.replace(after, f"{after}{indent}await anyio.sleep(3)\n"))]}
+
+
+# Fixes that take effect only after more than the 2 s a caller's bound once gave the fast method (L5, L7):
+# each must read not_reproduced with both methods, the stock SDK reproduced with both (tests/test_fix_shapes.py).
+LATE_FIXES = {
+    # a late error: the reader holds a decode error for 3 s (a grace for a server's late output), then
+    # surfaces it to the session and closes the read stream (FIX_L5), so the pending request fails
+    "L5-late-error": _delayed(FIX_L5, "                except UnicodeDecodeError as exc:\n", "                    "),
+    # a writer that backs off: a request it cannot serialise is answered with a JSON-RPC error at once (FIX_L7),
+    # then the writer pauses 3 s before it takes the next message, so the call after it is answered 3 s late
+    "L7-writer-backoff": _delayed(
+        FIX_L7,
+        "                            await read_stream_writer.send(SessionMessage(reply))\n",
+        "                        ",
+    ),
+}
+
 # L5 fixed by its default alone: a client that decodes with "replace" unless told otherwise. A bug arm
 # that forced "strict" would still call this release reproduced.
 L5_REPLACE_DEFAULT = {

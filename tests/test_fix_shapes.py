@@ -2,8 +2,10 @@
 
 Each shape defeats a fast method that trusts a fork too far or a proof that overlooks a wake source
 (tests/sdk_fixes.py, UNFORESEEN_FIXES): state that fork(2) drops, a subreaper client, a detached
-waker, a delayed helper, a late-closing stream. The fast run covers every case, so a fix that costs a
-fast path (fixtures exec'd, a proof withheld) must leave the other cases reproduced.
+waker, a delayed helper, a late-closing stream; or one that takes a caller's bound for a proof
+(LATE_FIXES): a decode error surfaced after 3 s (L5), a writer that serves again after 3 s (L7).
+The fast run covers every case, so a fix that costs a fast path (fixtures exec'd, a proof withheld)
+must leave the other cases reproduced.
 """
 
 from __future__ import annotations
@@ -13,31 +15,32 @@ import pytest
 from stdio_probe.cases import CASES
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
-from tests.sdk_fixes import UNFORESEEN_FIXES, patched_sdk
+from tests.sdk_fixes import LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
 
 WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
 # what else a shape fixes: the delayed helper's SIGTERM to the server's group also ends what a server that
 # exited by itself left there (L9), as FIX_L9_BEFORE_WAIT does at once; both methods see it
 ALSO_FIXES = {"L10-delayed-helper": {"L9"}}
 EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
+SHAPES = {**UNFORESEEN_FIXES, **LATE_FIXES}
 
 
 @pytest.fixture(scope="session")
 def shaped(pinned, tmp_path_factory):
-    """shaped(name) -> the pinned SDK with that UNFORESEEN_FIXES shape, copied once per xdist worker that needs it
+    """shaped(name) -> the pinned SDK with that shape (SHAPES), copied once per xdist worker that needs it
     (a copy takes a second): the session scope leaves the shapes' tests ungrouped, free to spread over workers."""
     made: dict = {}
 
     def make(name: str):
         if name not in made:
-            made[name] = patched_sdk(tmp_path_factory.mktemp("sdk"), f"shape-{name}", UNFORESEEN_FIXES[name], pinned)
+            made[name] = patched_sdk(tmp_path_factory.mktemp("sdk"), f"shape-{name}", SHAPES[name], pinned)
         return made[name]
 
     return make
 
 
 @pytest.mark.slow(50)
-@pytest.mark.parametrize("shape", list(UNFORESEEN_FIXES))
+@pytest.mark.parametrize("shape", list(SHAPES))
 def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, shaped):
     fixed_case = shape.split("-")[0]
     runs = run_matrix([shaped(shape)], list(CASES), Options(), lambda *event: None)
@@ -53,7 +56,7 @@ def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, sha
                     assert EXECD[shape] in arm["fork_server_unavailable"], arm["fork_server_unavailable"]
 
 
-@pytest.mark.parametrize("shape", list(UNFORESEEN_FIXES))
+@pytest.mark.parametrize("shape", list(SHAPES))
 def test_window_method_sees_the_fix(shape, shaped):
     fixed_case = shape.split("-")[0]
     [run] = run_matrix([shaped(shape)], [fixed_case], WINDOW, lambda *event: None)
