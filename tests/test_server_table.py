@@ -39,6 +39,7 @@ RACES = {
 }
 
 
+@pytest.mark.slow(220)  # both methods, every check, one arm at a time: 220-240 s at load 5-10
 def test_fast_and_window_methods_agree_on_mcp_cron(servers):
     """mcp-cron keeps a lock file beside its database, so only the copy holding it stays alive after EOF: its
     arms take turns (a server's default), none overlapping another, and the fast method's verdicts are the
