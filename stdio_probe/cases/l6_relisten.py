@@ -13,6 +13,11 @@ frames of the old stream), crash_loop (spawns in a fixed interval,
 CRASH_LOOP_INTERVAL, of a server that dies on start-up: naive reconnect loop
 against exponential backoff; the interval is the trigger, the same in both
 methods, and decides no verdict).
+After the relaunch the host follows its new subscription until no event came
+for 1 s (driver_listen.QUIET), re-listing on each: that wait for a replayed or
+resync event is part of the trigger, the same in both methods (the window
+method does not wait longer), so an SDK or host whose event comes, or that
+re-lists, later than that reads reproduced either way.
 An SDK without Client.listen makes every arm not_applicable.
 """
 
