@@ -36,6 +36,8 @@ SCHEMA_VERSION history:
      argument's first ARG_CAP characters.
      sdk.env_reused and sdk.env_created_at (a reused environment keeps its original build's time and
      seconds), runs[].mitigation.status, arms' contract_not_applicable (optional, added within 10).
+     L11's fast arms may carry first_attempt {tool_s, outcome, why} (run again for the window; optional,
+     added within 10).
 """
 
 from __future__ import annotations

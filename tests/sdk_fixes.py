@@ -516,6 +516,29 @@ LATE_FIXES = {
     ),
 }
 
+# L11 on SDKs whose client grace differs (tests/test_fix_shapes.py): each L11 verdict must be the same with both
+# methods; the fast method's 2.5 s sync tool ends inside a grace longer than that, so its arm must run again.
+GRACE_SHAPES = {
+    # not a fix: the client waits 3 s, not 2, before its SIGTERM; a sync tool longer than 3 s still loses its cleanup
+    "L11-grace-3s": (
+        {"client/stdio.py": [("PROCESS_TERMINATION_TIMEOUT = 2.0\n", "PROCESS_TERMINATION_TIMEOUT = 3.0\n")]},
+        "reproduced",
+    ),
+    # a fix: after closing its stdin the client waits for the server's exit without a bound (no signal), so a
+    # server finishing a sync tool of any length runs its lifespan cleanup
+    "L11-unbounded-wait": (
+        {
+            "client/stdio.py": [
+                (
+                    "    if not await _wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT):\n",
+                    '    if not await _wait_for_process_exit(process, float("inf")):\n',
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+}
+
 # L5 fixed by its default alone: a client that decodes with "replace" unless told otherwise. A bug arm
 # that forced "strict" would still call this release reproduced.
 L5_REPLACE_DEFAULT = {

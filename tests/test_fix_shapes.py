@@ -3,7 +3,9 @@
 Each shape defeats a fast method that trusts a fork too far or a proof that overlooks a wake source
 (tests/sdk_fixes.py, UNFORESEEN_FIXES): state that fork(2) drops, a subreaper client, a detached
 waker, a delayed helper, a late-closing stream; or one that takes a caller's bound for a proof
-(LATE_FIXES): a decode error surfaced after 3 s (L5), a writer that serves again after 3 s (L7).
+(LATE_FIXES): a decode error surfaced after 3 s (L5), a writer that serves again after 3 s (L7);
+or one whose trigger the fast method's shorter wait would miss (GRACE_SHAPES): a client grace of 3 s
+outlasting L11's 2.5 s tool (still reproduced), a client that waits for its server without a bound.
 The fast run covers every case, so a fix that costs a fast path (fixtures exec'd, a proof withheld)
 must leave the other cases reproduced.
 """
@@ -13,9 +15,10 @@ from __future__ import annotations
 import pytest
 
 from stdio_probe.cases import CASES
+from stdio_probe.cases.l11_lifespan_cleanup import TOOL_S
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
-from tests.sdk_fixes import LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
+from tests.sdk_fixes import GRACE_SHAPES, LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
 
 WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
 # what else a shape fixes: the delayed helper's SIGTERM to the server's group also ends what a server that
@@ -23,17 +26,18 @@ WINDOW = Options(method="window", window=5.0)  # the window method, with a short
 ALSO_FIXES = {"L10-delayed-helper": {"L9"}}
 EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
 SHAPES = {**UNFORESEEN_FIXES, **LATE_FIXES}
+EDITS = {**SHAPES, **{name: edits for name, (edits, _) in GRACE_SHAPES.items()}}
 
 
 @pytest.fixture(scope="session")
 def shaped(pinned, tmp_path_factory):
-    """shaped(name) -> the pinned SDK with that shape (SHAPES), copied once per xdist worker that needs it
+    """shaped(name) -> the pinned SDK with that shape (SHAPES, GRACE_SHAPES), copied once per xdist worker that needs it
     (a copy takes a second): the session scope leaves the shapes' tests ungrouped, free to spread over workers."""
     made: dict = {}
 
     def make(name: str):
         if name not in made:
-            made[name] = patched_sdk(tmp_path_factory.mktemp("sdk"), f"shape-{name}", SHAPES[name], pinned)
+            made[name] = patched_sdk(tmp_path_factory.mktemp("sdk"), f"shape-{name}", EDITS[name], pinned)
         return made[name]
 
     return make
@@ -61,3 +65,18 @@ def test_window_method_sees_the_fix(shape, shaped):
     fixed_case = shape.split("-")[0]
     [run] = run_matrix([shaped(shape)], [fixed_case], WINDOW, lambda *event: None)
     assert run["verdict"] == "not_reproduced", run["reason"]
+
+
+@pytest.mark.slow(40)
+@pytest.mark.parametrize("options", [Options(), WINDOW], ids=["fast", "window"])
+@pytest.mark.parametrize("shape", list(GRACE_SHAPES))
+def test_l11_reads_the_same_with_both_methods_whatever_the_grace(shape, options, shaped):
+    """Only L11: the unbounded wait would change what the cases that leave a server running observe."""
+    [run] = run_matrix([shaped(shape)], ["L11"], options, lambda *event: None)
+    assert run["verdict"] == GRACE_SHAPES[shape][1], run["reason"]
+    bug, control, mitigated = (run["arms"][arm] for arm in ("bug", "control", "mitigated"))
+    assert bug["tool_s"] == options.window, "the bug arm's tool lasted the window: it outlasted the grace"
+    if options.method == "fast":  # the 2.5 s tool ended inside the grace, the cleanup after it: no trigger
+        assert bug["first_attempt"]["tool_s"] == TOOL_S, bug["first_attempt"]
+        assert "tool finished" in bug["first_attempt"]["outcome"], bug["first_attempt"]
+    assert "first_attempt" not in control and "first_attempt" not in mitigated

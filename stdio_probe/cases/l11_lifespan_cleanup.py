@@ -22,6 +22,19 @@ is gone without having logged its lifespan cleanup; an arm whose tool would
 have ended within SDK_GRACE + TRIGGER_SLACK s of the host leaving did not
 test it (no evidence). The fixture logs its own end (exit, or each signal
 as it arrives), so the record says how the server ended.
+
+The fast method's TOOL_S outlasts the stock grace only: on an SDK whose grace
+is longer (3 s, say), the tool finishes inside it and the cleanup runs after
+it, which says nothing about a tool that outlasts the grace, while the window
+method's tool does (the verdicts would differ). So a fast bug or control arm
+whose tool logged tool_finished before lifespan_cleanup (finished_first) runs
+again with the tool lasting the window, as the window method does, and its
+record keeps the first run's outcome and why (first_attempt). The mitigated
+arm is never run again: its grace is the tool's length plus GRACE_MARGIN, so
+its tool finishes first by design. On the stock SDK no arm's tool finishes
+first (the bug's is SIGTERMed, the control's cancelled): no second run, no
+cost; an SDK that lets the tool finish (a longer grace, no signal) pays the
+window once more for the arm.
 """
 
 from __future__ import annotations
@@ -46,11 +59,24 @@ SDK_GRACE = 2.0  # the grace of the 2.x SDK (PROCESS_TERMINATION_TIMEOUT) the tr
 TRIGGER_SLACK = 0.1  # the SDK's exit poll and its signal's delivery
 GRACE_MARGIN = 2.0  # the mitigated host's grace beyond the tool's length
 STEP_SLACK = 15.0  # spawn, handshake and the SDK's whole escalation (about 6 s), beyond the tool and the grace
+RETRY_WHY = "the tool finished by itself before the lifespan cleanup, inside the SDK's grace: run again for the window"
 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
-    tool, arm_id = TOOLS[arm], uuid.uuid4().hex
+    """The arm at TOOL_S (fast method) or the window; a fast bug or control arm whose tool finished by itself before
+    the cleanup ran again for the window, since a cleanup that waited for a tool that ended inside the SDK's grace
+    says nothing about one that outlasts it (the record keeps why, first_attempt)."""
     seconds = TOOL_S if options.method == "fast" else options.window
+    record = _attempt(arm, sdk, options, seconds)
+    if arm != "mitigated" and seconds < options.window and "error" not in record and finished_first(record):
+        first = {"tool_s": seconds, "outcome": assess(record).note, "why": RETRY_WHY}
+        record = {**_attempt(arm, sdk, options, options.window), "first_attempt": first}
+    return record
+
+
+def _attempt(arm: str, sdk: Sdk, options: Options, seconds: float) -> dict:
+    """One run of the arm with its tool lasting seconds, its record."""
+    tool, arm_id = TOOLS[arm], uuid.uuid4().hex
     grace = seconds + GRACE_MARGIN if arm == "mitigated" else None
     with tempfile.TemporaryDirectory(prefix="probe-l11-") as folder:
         events = str(Path(folder) / "server.events")
@@ -73,6 +99,13 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
         # termination_grace has no setting to raise here: the rule does not apply to this SDK (not the case)
         record["contract_not_applicable"] = f"termination_grace: {returned['facts']['raised']}"
     return record
+
+
+def finished_first(record: dict) -> bool:
+    """The arm's tool returned by itself before the lifespan cleanup ran: the cleanup may have waited for it, so
+    the arm did not test a tool that outlasts the SDK's grace (the trigger did not happen)."""
+    at = _timeline(record["server"]["events"], 0.0)
+    return "tool_finished" in at and "lifespan_cleanup" in at and at["tool_finished"] <= at["lifespan_cleanup"]
 
 
 def async_tool_not_ended(record: dict) -> str | None:
