@@ -121,8 +121,9 @@ def assess(record: dict) -> Finding:
         return Finding(None, "fixture timeline incomplete (the bad answer was not logged)", "bad answer not logged")
     if "stuck" in record:
         stuck = record["stuck"]
-        how = "proven pending forever" if stuck["decided_by"] == "proof" else "pending a window after the answer"
-        pending = how
+        proven = stuck["decided_by"] == "proof"
+        pending = "proven pending forever" if proven else "pending a window after the answer"
+        how = "proven pending" if proven else "pending a window"  # the headline's words (BRIEF_CHARS)
     elif "hold_s" in record:  # a record made before the probe decided (its driver bounded the await itself)
         how, pending = f"pending past {record['hold_s']:g} s", f"no outcome within {record['hold_s']:g} s"
     else:  # the driver came back: no request is pending
