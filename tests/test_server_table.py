@@ -32,6 +32,8 @@ RACES = {
     ("mcp-cron", "S7"): "21 answers and EOF race",
     # the same race on the Python SDK's MCPServer: reproduced in the table's run, not in a CI run (idle machine)
     ("python-sdk MCPServer", "S7"): "21 answers and EOF race",
+    # and on mcp-server-time (Python SDK): not reproduced once in a full test run at load 11-21
+    ("mcp-server-time", "S7"): "21 answers and EOF race",
     # S9's bound is 5 s; these Python servers end on SIGINT in about 4 s on a loaded machine (an asyncio
     # KeyboardInterrupt unwinding): near the bound
     ("python-sdk lowlevel", "S9"): "ends 4 s after SIGINT under load, bound 5 s",
