@@ -145,6 +145,13 @@ def test_s4_names_the_schemas_objection_to_a_response_without_an_id():
     assert "not a JSON-RPC message of MCP 2025-11-25" in offending["why"]
 
 
+def test_s4_opens_the_connection_once():
+    """S4 opens the connection itself (session.run(opening=False)): one answer line per request, no second
+    initialize (its duplicate id 0 answered twice on stdout)."""
+    arm = run_checks((), checks=["S4"])["S4"]["arms"]["bug"]
+    assert arm["initialized"] and arm["stdout"]["lines"] == len(arm["answered"])
+
+
 def test_no_proof_for_a_server_with_a_sigalrm_handler_the_window_decides():
     runs = run_checks(("--blocking-writes", "--sigalrm-handler"), checks=["S2"])
     bug = runs["S2"]["arms"]["bug"]

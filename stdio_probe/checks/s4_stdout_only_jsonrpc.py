@@ -46,7 +46,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             "schema": {"negotiated": s.exchange.negotiated, "judged_by": s.exchange.revision},
         }
 
-    return session.run(server, options, body, judged=True, line_cap=LINE_CAP)
+    return session.run(server, options, body, opening=False, judged=True, line_cap=LINE_CAP)
 
 
 def assess(record: dict) -> Finding:
