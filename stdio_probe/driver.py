@@ -35,13 +35,16 @@ def blocked_test(options: Options, arm_id: str, waited: Callable[[float, str | N
     PROOF_SAMPLES proofs in a row that the driver and every live process carrying the arm's marker are blocked together
     (hang.prove_blocked_together: each asleep with no timeout, nothing outside them able to wake one), so
     the outcome can never come. A fix that brings it late leaves a timer, a running thread or a process
-    awake, and is waited for. The evidence carries its monotonic time, "t".
+    awake, and is waited for. The proofs in a row are those of one wait: a checkpoint (the driver moved on)
+    or an outcome not awaited starts the count again. The evidence carries its monotonic time, "t".
     """
-    proofs = 0
+    proofs, counting = 0, ""  # counting: the checkpoint whose wait the proofs belong to ("": none yet)
 
     def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
-        nonlocal proofs
+        nonlocal proofs, counting
         pending = waited(since, last)
+        if counting != last or pending is None:
+            proofs, counting = 0, last
         if pending is None:
             return None
         now = time.monotonic()

@@ -12,7 +12,7 @@ import signal
 
 import pytest
 
-from stdio_probe import hang, sample, wire
+from stdio_probe import driver, hang, sample, wire
 from stdio_probe.cases import l1_full_pipe
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
@@ -81,3 +81,15 @@ def test_a_runtime_that_cannot_be_read_is_named_not_taken_for_a_sigalrm_handler(
         assert not proof["proven"] and proof["why_not"].startswith("runtime not known"), proof["why_not"]
     finally:
         child.stop()
+
+
+def test_blocked_test_counts_proofs_in_a_row_within_one_wait(monkeypatch):
+    """driver.blocked_test's PROOF_SAMPLES proofs are of one wait: a checkpoint in between (the driver moved on)
+    starts the count again, so two readings before it and one after decide nothing."""
+    monkeypatch.setattr(driver.hang, "prove_blocked_together", lambda members: {"proven": True, "why_not": None})
+    monkeypatch.setattr(driver.sample, "marked_processes", lambda *args: [])
+    test = driver.blocked_test(Options(10.0, "fast"), "arm", lambda since, last: since)
+    marker, short = ("MARKER", "value"), range(driver.PROOF_SAMPLES - 1)
+    assert all(test(1, marker, 0.1, "calling") is None for _ in short)
+    assert test(1, marker, 0.1, "first") is None
+    assert [test(1, marker, 0.1, "first") for _ in short][-1]["decided_by"] == "proof"
