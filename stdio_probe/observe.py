@@ -87,7 +87,7 @@ def watch(
 
     Each tick: the exit; then look() (a reading the caller keeps: /proc samples, CPU time); then
     prove() when given, stopping once in_a_row attempts in a row were proven; then a wait of at most
-    interval for the exit.
+    interval for the exit, cut at the window's end.
     """
     decided_by: Literal["exit", "proof", "window"] = "window"
     proof, why_not, proven = None, {}, 0
@@ -104,7 +104,7 @@ def watch(
             if proven >= in_a_row:
                 decided_by = "proof"
                 break
-        with suppress(subprocess.TimeoutExpired):
-            process.wait(interval)
+        with suppress(subprocess.TimeoutExpired):  # never past the window: an exit after it is no exit within it
+            process.wait(max(0.0, min(interval, window - (time.monotonic() - since))))
     alive = process.poll() is None
     return Watched(decided_by, round(time.monotonic() - since, 3), alive, proof, why_not)

@@ -79,3 +79,28 @@ def test_look_runs_each_tick_before_the_proof_and_threads_can_be_left_out():
     assert seen == ["look", "prove"]
     assert "threads" in watched.record("eof")["proof"]
     assert "threads" not in watched.record("eof", proof_threads=False)["proof"]
+
+
+class ExitsAt:
+    """A process that exits at monotonic time `at`; a wait ends at its exit or its timeout."""
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+
+    def poll(self) -> int | None:
+        return 0 if time.monotonic() >= self.at else None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if (code := self.poll()) is None:
+            time.sleep(min(timeout, max(0.0, self.at - time.monotonic())))
+            if (code := self.poll()) is None:
+                raise subprocess.TimeoutExpired("stand-in", timeout)
+        return code
+
+
+def test_an_exit_after_the_window_is_not_taken_for_one_within_it():
+    """The last wait is cut at the window's end: a process exiting 0.05 s past it (inside one interval of the
+    last look) is alive at the decision, as session.wait_exit's "alive after bound" says."""
+    started = time.monotonic()
+    watched = observe.watch(ExitsAt(started + 0.15), started, 0.1, interval=0.08)
+    assert watched.decided_by == "window" and watched.alive and watched.exit_after_s is None
