@@ -157,6 +157,8 @@ def test_h2_a_signal_that_lands_before_the_answer_is_logged_is_timed_from_the_ca
     assert finding.shown is False and "after the call (before the answer's log)" in finding.note, finding
     without_signal = [e for e in events if e["event"] != "signal"]
     assert HOST_CHECKS["H2"].assess({**bug, "events": without_signal}).shown is None
+    failed = {**bug, "events": events, "host": {**bug["host"], "exit_code": 1}}  # signalled before it answered
+    assert HOST_CHECKS["H2"].assess(failed).shown is None
 
 
 def test_h8_memory_past_the_bound_or_no_answer_shows_the_defect():

@@ -25,7 +25,9 @@ def escalation(record: dict) -> Finding:
     since, what = eof, "EOF"
     if since is None:
         since, what = session.first(events, "answered"), "the answer"
-    if since is None and sigs:  # a signal between the answer's write and its log line (the host read it at once)
+    # a signal between the answer's write and its log line (the host read it at once); a host exits 0 only once
+    # its call succeeded (the contract), so the answer was written: a signal before it stays no evidence
+    if since is None and sigs and record["host"]["exit_code"] == 0:
         since, what = session.first(events, "message", method="tools/call"), "the call (before the answer's log)"
     if since is None:
         return Finding(None, "the server never answered the call (the host left first)", "no answer")
