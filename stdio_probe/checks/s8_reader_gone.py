@@ -54,7 +54,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         observed = watched.decided_after_s
         return {
             "bound_s": bound,
-            "exit_after_s": observed if watched.decided_by == "exit" else None,
+            "exit_after_s": watched.exit_after_s,
             "cpu_s": round(peak[0] - cpu_before, 3),
             "observed_s": observed,
         }
