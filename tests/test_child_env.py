@@ -18,7 +18,7 @@ import pytest
 
 from stdio_probe import cli, env_args, spawn
 from stdio_probe.checks import session
-from stdio_probe.model import ChildEnv, Server
+from stdio_probe.model import ChildEnv, Options, Server
 from stdio_probe.record import SCHEMA_PATH
 from tests.test_outputs import probe
 
@@ -34,9 +34,12 @@ def command(*flags: str) -> str:
 
 
 def environ_of(env: ChildEnv) -> dict[str, str]:
-    """The environment a started server was exec'd with, read from /proc while it runs; then ended."""
+    """The environment a started server was exec'd with, read from /proc once it answered (before that the
+    read can land inside an exec, the stub's that resets SIGINT or the server's own: empty once in CI); then
+    ended."""
     started = session.Session(Server("fixture", command(), env=env))
     try:
+        assert started.initialize(Options(10.0, "fast")), "the fixture server never answered initialize"
         raw = Path(f"/proc/{started.child.pid}/environ").read_bytes()
     finally:
         started.end()
