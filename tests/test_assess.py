@@ -207,3 +207,24 @@ def test_probe_note_never_asks_assess_about_an_arm_without_evidence():
     stub = _stub({})
     assert stub.note({"error": "boom"}) == "boom" and stub.note({"not_applicable": "no API"}) == "no API"
     assert stub.note({"shown": True}) == "n"
+
+
+def test_h9_gaps_of_tens_of_ms_that_happen_to_grow_are_no_back_off():
+    """Start-up alone varied a no-back-off host's crash-loop gaps 0.04, 0.05, 0.09 s (1.8-fold): growth must
+    also be GROWTH_MIN_S long to count; a host waiting 0.3 s, then doubling, backs off."""
+    bug = next(
+        copy.deepcopy(run["arms"]["bug"])
+        for run in runs_of("H9")
+        if sum(e["event"] == "start" for e in run["arms"]["bug"].get("events", ())) >= 5
+    )
+    starts = [e for e in bug["events"] if e["event"] == "start"]
+
+    def with_gaps(*gaps: float) -> dict:
+        t = starts[1]["t"]
+        for event, gap in zip(starts[2:5], gaps, strict=True):
+            t += gap
+            event["t"] = t
+        return copy.deepcopy(bug)
+
+    assert HOST_CHECKS["H9"].assess(with_gaps(0.04, 0.05, 0.09)).shown is True
+    assert HOST_CHECKS["H9"].assess(with_gaps(0.35, 0.65, 1.25)).shown is False

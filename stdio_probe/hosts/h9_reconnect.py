@@ -2,8 +2,8 @@
 
 Trigger: the server exits after its first tools/list; relaunches 2 to CRASH_LOOP+1 (3) die at start (a
 crash loop), later ones behave. A host that never relaunches is not_applicable ("does not reconnect").
-Shown when the crash loop's relaunches show no back-off (their gaps do not grow by GROWTH and one is
-shorter than MIN_GAP: a gap's start-up time is the same for each under any load), or a relaunch
+Shown when the crash loop's relaunches show no back-off (their gaps do not grow by GROWTH and GROWTH_MIN_S,
+and one is shorter than MIN_GAP: start-up adds about the same to each gap, give or take tens of ms), or a relaunch
 that stayed up got no tools/list within the window (the tool table was not re-fetched), or, where the
 first launch got subscriptions/listen, the relaunch did not get it again. The era the host chose
 decides what re-listening means (2026-07-28: subscriptions/listen with its acknowledgement).
@@ -20,6 +20,7 @@ ARMS = ("bug", "control")
 SCENARIO = "crash_after_list"
 CRASH_LOOP = 3  # the scenario server's: relaunches that die at start
 GROWTH = 1.5  # a host backs off when the crash loop's last gap is this many times its first ...
+GROWTH_MIN_S = 0.25  # ... and longer by this much: gaps of tens of ms vary by more than 1.5x with start-up alone
 MIN_GAP = 1.0  # ... or when no gap is shorter than this (seconds); load adds to every gap alike
 
 
@@ -54,7 +55,8 @@ def assess_bug(record: dict) -> Finding:
     seen = f"{len(starts)} launches"
     if len(gaps) >= 2:
         seen += f", crash loop {' '.join(f'{gap:.2f}' for gap in gaps)} s apart"
-        if gaps[-1] < GROWTH * gaps[0] and min(gaps) < MIN_GAP:
+        grew = gaps[-1] >= GROWTH * gaps[0] and gaps[-1] - gaps[0] >= GROWTH_MIN_S
+        if not grew and min(gaps) < MIN_GAP:
             return Finding(
                 True,
                 f"{seen}: no back-off (the gaps do not grow, one is under {MIN_GAP:g} s)",
