@@ -53,7 +53,9 @@ def test_l9_the_descendant_outlives_a_server_that_exits_by_itself(runs):
     reaped = runs["L9"]["arms"]["bug"]["reaped_after_arm"]
     assert [p["pid"] for p in reaped] == [bug["descendant"]], "the probe reaps what the SDK left behind"
     control = _left(runs, "control")
-    assert control["server"]["signals"] == ["SIGTERM"] and control["left_after_eof_s"] >= 2.0  # the SDK's grace
+    # The SDK's 2 s grace starts when it closes stdin, a moment before the server reads EOF and logs it
+    # (1.991 s in one CI run): a signal inside the grace would read well under 1.9 s.
+    assert control["server"]["signals"] == ["SIGTERM"] and control["left_after_eof_s"] >= 1.9
     for arm in ("control", "mitigated"):
         facts = _left(runs, arm)
         assert facts["survivors"] == [] and facts["gone_after_s"] is not None
