@@ -122,7 +122,7 @@ def legacy_sdk():
         pytest.skip(f"mcp 1.30.0 unavailable: {exc}")
 
 
-# the SDK's full-pipe hang (L1) shows as S2 in every era; S7-S11 on the SDKs are tests/test_server_table.py's
+# the SDK's full-pipe hang (L1) shows as S2 in every era; S7-S11 on the SDKs are test_server_table's (not run here)
 SDK_VERDICTS = dict.fromkeys(("S1", "S3", "S4", "S5", "S6a", "S6b"), OK) | {"S2": BUG}
 
 
@@ -137,7 +137,7 @@ def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_
     python = (pinned if which == "pinned" else second_sdk).python
     server = f"{python} {API_FIXTURE} --payload-bytes 300000"
     servers = [Server(str(protocol), server, ("payload", {}), protocol) for protocol in (None, *eras.ERAS)]
-    runs = run_servers(servers, window=8.0)
+    runs = run_servers(servers, list(SDK_VERDICTS), window=8.0)
     for label in ("None", *eras.ERAS):
         assert sdk_verdicts(runs, label) == SDK_VERDICTS, (label, {c: r["reason"] for (n, c), r in runs.items()})
     assert runs[("None", "S1")]["server"]["era"]["protocol"] == eras.MODERN
@@ -148,7 +148,7 @@ def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_
 
 def test_a_legacy_sdk_server_is_found_legacy_by_its_refusal(legacy_sdk):
     server = Server("fastmcp", f"{legacy_sdk.python} {API_FIXTURE} --payload-bytes 300000", ("payload", {}))
-    runs = run_servers([server], window=8.0)
+    runs = run_servers([server], list(SDK_VERDICTS), window=8.0)
     assert sdk_verdicts(runs, "fastmcp") == SDK_VERDICTS, {c: r["reason"] for (_, c), r in runs.items()}
     era = runs[("fastmcp", "S1")]["server"]["era"]
     assert era["protocol"] == eras.LEGACY and "error -32602" in era["evidence"]
