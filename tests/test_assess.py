@@ -228,3 +228,13 @@ def test_h9_gaps_of_tens_of_ms_that_happen_to_grow_are_no_back_off():
 
     assert HOST_CHECKS["H9"].assess(with_gaps(0.04, 0.05, 0.09)).shown is True
     assert HOST_CHECKS["H9"].assess(with_gaps(0.35, 0.65, 1.25)).shown is False
+
+
+def test_l12_a_server_that_exited_before_it_waited_for_input_says_so():
+    """The wait for an idle server ends on its exit too: that arm says it exited, not that it never idled."""
+    run = next(run for run in runs_of("L12") if run["arms"]["bug"].get("idle"))
+    never_idle = {**run["arms"]["bug"], "idle": False, "ended_by": "SIGTERM", "exit_code": -15}
+    assert CASES["L12"].assess(never_idle).note == "the server was never seen waiting for input"
+    exited = {**never_idle, "ended_by": "self", "exit_code": 1}
+    finding = CASES["L12"].assess(exited)
+    assert finding.shown is None and finding.note == "the server exited (exit 1) before it waited for input"

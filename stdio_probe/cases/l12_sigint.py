@@ -132,6 +132,8 @@ def assess(record: dict) -> Finding:
     if not record.get("serving"):
         return Finding(None, f"server never answered initialize (exit {record.get('exit_code')})", "never served")
     if record.get("idle") is False:
+        if record.get("ended_by") == "self":  # wait_for ends on an exit too
+            return Finding(None, f"the server exited (exit {record['exit_code']}) before it waited for input", "exited")
         return Finding(None, "the server was never seen waiting for input", "never idle")
     if record.get("read_stream_ended") is False:
         return Finding(None, "the server's read stream never ended after stdin was closed", "no stdin EOF seen")
