@@ -82,6 +82,8 @@ def assess(record: dict) -> Finding:
         how = "proven pending forever" if record["stuck"]["decided_by"] == "proof" else "pending a window on"
     note = f"call with {facts['text']}: {_describe(facts['first'], how)}"
     note += f"; second call: {_describe(facts['second'], how)}"
+    if facts.get("second_waited_for") == "the bound":
+        note += " (started after the 1 s bound, a task of the SDK never blocked)"
     left = facts["context_exit"]
     if left is None:
         note += "; the driver was ended before leaving the transport"
