@@ -25,6 +25,9 @@ WINDOW = Options(method="window", window=5.0)  # the window method, with a short
 # exited by itself left there (L9), as FIX_L9_BEFORE_WAIT does at once; both methods see it
 ALSO_FIXES = {"L10-delayed-helper": {"L9"}}
 EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
+# a repeating timer wakes the server every second: on a loaded machine L12 has twice never seen it waiting for
+# input (two readings with no thread run between), and says so (no evidence), which is a refusal, not a verdict
+MAY_REFUSE = {("L1-import-posix-timer", "L12"): "never seen waiting for input"}
 SHAPES = {**UNFORESEEN_FIXES, **LATE_FIXES}
 EDITS = {**SHAPES, **{name: edits for name, (edits, _) in GRACE_SHAPES.items()}}
 
@@ -51,6 +54,9 @@ def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, sha
     for run in runs:
         fixed = run["case"] == fixed_case or run["case"] in ALSO_FIXES.get(shape, ())
         expected = "not_reproduced" if fixed else "reproduced"
+        if (refusal := MAY_REFUSE.get((shape, run["case"]))) and run["verdict"] == "inconclusive":
+            assert refusal in run["reason"], run["reason"]
+            continue
         assert run["verdict"] == expected, (run["case"], run["reason"])
     if shape in EXECD:  # the fork server gave up on that SDK: every arm was exec'd, and says why
         for run in runs:
