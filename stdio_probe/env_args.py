@@ -24,7 +24,7 @@ from stdio_probe.model import ChildEnv
 
 MASK = "***"
 SECRET_MIN_CHARS = 4  # shorter values ("1", "on") would mask unrelated text everywhere; argv masks them still
-RESERVED = (spawn.MARKER, spawn.SERVER_MARKER)
+RESERVED = spawn.MARKERS
 
 T = TypeVar("T")
 
@@ -63,7 +63,7 @@ def resolve(given: list[str], inherit: bool, environ: dict[str, str] | None = No
         if not name or "\0" in text:
             raise EnvArgsError(f"--env {text.split('=')[0]!r}: not a variable name (NAME or NAME=VALUE)")
         if name in RESERVED:
-            raise EnvArgsError(f"--env {name}: the probe's own marker, set by the probe")
+            raise EnvArgsError(f"--env {name}: one of the probe's markers, which only the probe sets")
         if name in values:
             raise EnvArgsError(f"--env {name} given twice")
         if not has_value and name not in environ:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stdio_probe.facts import SdkError, read_facts
+from stdio_probe.host_contract import Pidfd
 
 MARKER = "probe-env.json"
 CACHEDIR_TAG = (
@@ -359,18 +360,21 @@ def _build(folder: Path, tool: _Tool, base: str, source: Source, exclude_newer: 
     return requirements
 
 
-_running: set[subprocess.Popen] = set()
+_running: dict[subprocess.Popen, Pidfd | None] = {}  # each with its pidfd: its group is signalled through it
 _running_lock = threading.Lock()
 
 
 def stop_all() -> None:
     """Kill every environment command still running (environments are prepared in threads), and its group."""
     with _running_lock:
-        for process in _running:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
+        for pidfd in _running.values():
+            if pidfd is not None:
+                pidfd.signal_group(signal.SIGKILL)
+
+
+def _kill_group(pidfd: Pidfd | None) -> None:
+    if pidfd is not None:
+        pidfd.signal_group(signal.SIGKILL)
 
 
 def _run(command: list[str], source: Source) -> None:
@@ -382,22 +386,25 @@ def _run(command: list[str], source: Source) -> None:
         )
     except OSError as exc:
         raise SdkError(f"{source.requirement}: {Path(command[0]).name} failed: {exc}") from None
+    pidfd = Pidfd.open(process.pid)  # our child, not waited for: its pid and group are its own
     with _running_lock:
-        _running.add(process)
+        _running[process] = pidfd
     try:
         stdout, stderr = process.communicate(timeout=INSTALL_TIMEOUT)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        _kill_group(pidfd)
         process.communicate()
         tool = Path(command[0]).name
         raise SdkError(f"cannot install {source.requirement}: {tool} took over {INSTALL_TIMEOUT} s") from None
     except BaseException:
-        os.killpg(process.pid, signal.SIGKILL)
+        _kill_group(pidfd)
         process.wait()
         raise
     finally:
         with _running_lock:
-            _running.discard(process)
+            _running.pop(process, None)
+        if pidfd is not None:
+            pidfd.close()
     if process.returncode != 0:
         lines = [line.strip() for line in (stderr + stdout).splitlines() if line.strip()]
         complaint = next((line for line in reversed(lines) if line.lower().startswith(("error", "×"))), None)

@@ -11,6 +11,7 @@ import os
 import tempfile
 from types import TracebackType
 
+from stdio_probe import spawn
 from stdio_probe.fixtures.fixture_events import read_events
 
 NOT_APPLICABLE_EXIT = 3  # a fixture whose SDK lacks what it drives exits so, saying "not_applicable: why" on stderr
@@ -20,7 +21,7 @@ class EventsFile:
     """A fresh events file for one fixture, removed on exit."""
 
     def __enter__(self) -> EventsFile:
-        self._folder = tempfile.TemporaryDirectory(prefix="probe-events-")
+        self._folder = tempfile.TemporaryDirectory(prefix="probe-events-", dir=spawn.run_folder())
         self.path = os.path.join(self._folder.name, "events")
         return self
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from stdio_probe import sample
+from stdio_probe.host_contract import Pidfd
 
 # What the fixtures import, so that a fork starts with it done: the SDK (its high-level server: 2.x's
 # mcp imports MCPServer, 1.x's FastMCP is imported here), what anyio imports on first use (its
@@ -39,6 +40,7 @@ PRELOAD = (
     "timer_query",
     "driver_common",
 )
+SPAWN_MARKER = "PROBE_SPAWN_ID"  # one spawned fixture's tree (spawn), forked ones too: the proofs' hang.Marker
 SHIM_SOCKET_ENV = "PROBE_FORK_SOCKET"  # fixtures/fork_shim.py's: set for every forked fixture, so a driver finds it
 STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
 START_CAP = 60.0  # the longest a fork may wait for its pid, progress or not
@@ -54,15 +56,16 @@ class ForkServerUnavailable(Exception):
 
 
 class ForkedProcess:
-    """A forked fixture, with the part of subprocess.Popen's interface the probe uses (signals go by pid).
+    """A forked fixture, with the part of subprocess.Popen's interface the probe uses; signals go through pidfd.
 
     Its exit status comes from the fork server, its parent, over a status socket;
     a wait holds the lock for one short poll at a time, so other threads can poll.
     """
 
-    def __init__(self, args: list[str], pid: int, status: socket.socket, stdin, stdout) -> None:
+    def __init__(self, args: list[str], pid: int, pidfd: Pidfd | None, status: socket.socket, stdin, stdout) -> None:
         self.args = args
         self.pid = pid
+        self.pidfd = pidfd  # None: it was gone before the probe could hold it
         self.stdin = stdin
         self.stdout = stdout
         self.returncode: int | None = None
@@ -118,11 +121,12 @@ class ForkServer:
     (unavailable) and the fixtures are exec'd, to show what they do themselves.
     """
 
-    def __init__(self, python: str, script: Path, env: dict[str, str]) -> None:
+    def __init__(self, python: str, script: Path, env: dict[str, str], folder: str) -> None:
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._stderr = tempfile.TemporaryFile()
-        # where fixtures/fork_shim.py reaches it (a folder only we can enter); every fork inherits the address
-        self._folder = tempfile.TemporaryDirectory(prefix="probe-fork-")
+        # where fixtures/fork_shim.py reaches it (a folder only we can enter, in the run's folder); every fork
+        # inherits the address
+        self._folder = tempfile.TemporaryDirectory(prefix="probe-fork-", dir=folder)
         self.shim_socket = listen = str(Path(self._folder.name) / "fork.sock")
         # Its stdin and stdout are pipes and its stderr a file, as every fixture's are: the objects that
         # wrap fds 0-2 are built at start-up and keep what they learnt then (seekable, isatty), and each
@@ -139,6 +143,7 @@ class ForkServer:
             start_new_session=True,
             pass_fds=(theirs.fileno(),),
         )
+        self._pidfd = Pidfd.open(self.process.pid)  # our child, not waited for: its pid is its own
         for fd in (stdin_r, stdin_w, stdout_r, stdout_w):
             os.close(fd)
         theirs.close()
@@ -165,7 +170,7 @@ class ForkServer:
             why = self._give_up(str(exc) if isinstance(exc, ForkServerUnavailable) else f"fork server failed: {exc}")
             # a pid that arrived as the server was given up belongs to a child no arm will watch
             if sample.readable(status, 0) and (data := status.recv(4096)):
-                _kill_orphan(json.loads(data)["pid"])
+                _kill_orphan(json.loads(data)["pid"], spawn_id)
             for fd in (stdin_w, stdout_r):
                 os.close(fd)
             status.close()
@@ -174,7 +179,13 @@ class ForkServer:
             for fd in (stdin_r, stdout_w):
                 os.close(fd)
             theirs.close()
-        return ForkedProcess([str(script), *args], pid, status, open(stdin_w, "wb"), open(stdout_r, "rb"))
+        # held while the fork server, our child and so still the one with its pid, is its parent
+        pidfd = Pidfd.open(pid, lambda child: sample.parent_pid(child) == self.process.pid and self._alive())
+        return ForkedProcess([str(script), *args], pid, pidfd, status, open(stdin_w, "wb"), open(stdout_r, "rb"))
+
+    def _alive(self) -> bool:
+        """Whether the fork server is not reaped yet (its pid is still its own)."""
+        return self._pidfd is not None and self._pidfd.signal(0)
 
     def _await_pid(self, status: socket.socket) -> int:
         """The forked child's pid; unavailable if the server dies, stalls (no CPU progress), or passes START_CAP."""
@@ -196,7 +207,7 @@ class ForkServer:
         with self._send_lock:
             if not self.unavailable:
                 self.unavailable = why
-                self.process.kill()
+                self._kill()
                 self.process.wait()
         return self.unavailable
 
@@ -211,18 +222,26 @@ class ForkServer:
         try:
             self.process.wait(bound)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            self._kill()
             self.process.wait()
+        if self._pidfd is not None:
+            self._pidfd.close()
         self._stderr.close()
         self._folder.cleanup()
 
+    def _kill(self) -> None:
+        if self._pidfd is not None:
+            self._pidfd.signal(signal.SIGKILL)
 
-def _kill_orphan(pid: int) -> None:
-    """Kill a forked child's process group and wait (bounded) until it is gone."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
+
+def _kill_orphan(pid: int, spawn_id: str) -> None:
+    """Kill a forked child's process group and wait (bounded) until it is gone. Its parent is gone, so it is
+    held only once it carries its spawn marker (one not marked yet is left to the run's reaping, by marker)."""
+    pidfd = Pidfd.open(pid, lambda orphan: sample.carries(orphan, SPAWN_MARKER, spawn_id))
+    if pidfd is None:
         return
+    pidfd.signal_group(signal.SIGKILL)
     deadline = time.monotonic() + START_CAP
-    while sample.is_live(pid) and time.monotonic() < deadline:
+    while not pidfd.exited() and time.monotonic() < deadline:
         time.sleep(0.01)
+    pidfd.close()

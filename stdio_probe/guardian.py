@@ -1,28 +1,34 @@
 """The guardian: outside the probe's process, it reaps what the probe started when the probe dies.
 
-spawn starts one before the probe's first child (python -m stdio_probe.guardian NAME VALUE), in a
-session of its own, its stdin the read end of a pipe only the probe holds the write end of. The pipe
-reads EOF when the probe ends, however it ends: SIGKILL and a crash included, which no handler in the
-probe can cover. The guardian then kills every process carrying NAME=VALUE (the run marker) in the
-rounds spawn.kill_rounds runs, and exits. After a normal end the probe has reaped its run already and
-the guardian finds nothing. It carries no marker itself.
+spawn starts one before the probe's first child (python -m stdio_probe.guardian), in a session of its
+own, its stdin the read end of a pipe only the probe holds the write end of; the probe writes the run
+marker's value and the run folder's path into it first. The pipe reads EOF when the probe ends, however
+it ends: SIGKILL and a crash included, which no handler in the probe can cover. The guardian then kills
+every process carrying the run marker (spawn.reap_marked), removes the run folder (spawn.run_folder),
+and exits. After a normal end the probe has reaped its run already and the guardian finds nothing to
+kill. It carries no marker itself, in its environment or its command line.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
-import sys
 
-from stdio_probe import sample, spawn
+from stdio_probe import spawn
+
+HANDED_LIMIT = 65536  # what the probe writes is two lines; more is not read
 
 
-def main(name: str, value: str) -> None:
+def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the probe's Ctrl-C is the probe's to handle
-    while os.read(0, 4096):
-        pass
-    spawn.kill_rounds(lambda: {p["pid"]: p for p in sample.marked_processes(name, value)}, spawn.TERM_GRACE)
+    handed = b""
+    while chunk := os.read(0, 4096):
+        handed = (handed + chunk)[:HANDED_LIMIT]
+    run_id, folder = handed.decode().split("\n")[:2]
+    spawn.reap_marked(spawn.MARKER, run_id, argv=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main()

@@ -17,6 +17,8 @@ as a parameter and touch only what they name below.
                            as an anyio cancellation its shielded shutdown honours
   end_server_group     L9  once stdio_client's context has exited, end what is left of the server's process group
   termination_grace    L11 give a server the grace its longest tool call needs before the SDK's SIGTERM
+  Pidfd                every rule's signals: through a pidfd of the server, never a pid or group number
+                       that may have been reused since the server was reaped
 
 The host checks (--host, method.md "Host checks") judge any host by the same rules: shutdown_child is
 what H1, H2 and H3 expect of a host's shutdown, fail_when_exits H5's, end_server_group H4's.
@@ -24,15 +26,17 @@ what H1, H2 and H3 expect of a host's shutdown, fail_when_exits H5's, end_server
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
+import select
 import selectors
 import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -66,12 +70,102 @@ class Shutdown:
     steps: list[tuple[str, float]] = field(default_factory=list)
 
 
+PIDFD_SIGNAL_PROCESS_GROUP = 1 << 2  # pidfd_send_signal(2)'s flag (Linux 6.9): the pidfd's own process group
+
+
+class Pidfd:
+    """A process held by a pidfd (pidfd_open(2)): a signal sent through it reaches that process, or the process
+    group it leads, and never one that took its pid or group number after it was reaped.
+
+    A pid names a process only until the process is reaped; the kernel may hand the number to another the next
+    moment (on a busy machine within minutes), and kill(pid) or killpg(pgid) would then reach a stranger.
+    """
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self.fd: int | None = fd
+
+    @classmethod
+    def open(cls, pid: int, ours: Callable[[int], bool] | None = None) -> Pidfd | None:
+        """A pidfd of pid, or None when pid is gone or not ours.
+
+        Without ours: pid is the caller's own child that it has not waited for (only the caller can reap it,
+        so the number is still its child's). With ours: ours(pid) reads /proc once the pidfd is open (a marker,
+        a parent), and the process must not have been reaped by then: so what ours read was the held process's.
+        """
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return None
+        held = cls(pid, fd)
+        if ours is None or (ours(pid) and held.signal(0)):
+            return held
+        held.close()
+        return None
+
+    def signal(self, sig: int) -> bool:
+        """Send sig to the process (0 sends nothing: whether it is not reaped yet); False once it is reaped."""
+        if self.fd is None:
+            return False
+        try:
+            signal.pidfd_send_signal(self.fd, sig)
+        except ProcessLookupError:
+            return False
+        return True
+
+    def signal_group(self, sig: int) -> bool:
+        """Send sig to the process group this process leads, by the pidfd: once the leader is reaped the group
+        it led is still reached, and a new group with its number never is. False when no member is left.
+
+        A kernel before 6.9 has no group flag: then the members are signalled one by one, each checked to be in
+        the group while the leader is not reaped (after that, the number is no longer the leader's to trust)."""
+        if self.fd is None:
+            return False
+        try:
+            signal.pidfd_send_signal(self.fd, sig, None, PIDFD_SIGNAL_PROCESS_GROUP)
+        except ProcessLookupError:
+            return False
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            return self._signal_members(sig)
+        return True
+
+    def _signal_members(self, sig: int) -> bool:
+        sent = False
+        for pid in sorted(group_members(self.pid)) if self.signal(0) else ():
+            member = Pidfd.open(pid, lambda p: _group_of(p) == self.pid and self.signal(0))
+            if member is not None:
+                sent = member.signal(sig) or sent
+                member.close()
+        return sent
+
+    def exited(self) -> bool:
+        """Whether the process has exited, zombie or reaped (its pidfd reads as readable then); closed: gone."""
+        if self.fd is None:
+            return True
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        return bool(poller.poll(0))
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _group_of(pid: int) -> int | None:
+    fields = _stat(pid)
+    return None if fields is None else int(fields[2])
+
+
 def shutdown_child(
     proc: subprocess.Popen,
     exit_bound: float = 10.0,
     term_bound: float = 2.0,
     kill_bound: float = 2.0,
     on_output: Callable[[bytes], None] | None = None,
+    pidfd: Pidfd | None = None,
 ) -> Shutdown:
     """Prevents L1 (a server that never exits on stdin EOF because its stdout is unread); the shutdown the host
     checks H1 (graceful close), H2 (EOF ignored) and H3 (SIGTERM ignored) expect (method.md, "Host checks").
@@ -80,12 +174,15 @@ def shutdown_child(
     while waiting at most exit_bound seconds for the process to exit by itself;
     then SIGTERM and term_bound more seconds of draining and waiting; then
     SIGKILL and kill_bound. Logs every escalation with the pid and returns
-    which step ended the process. Signals go to proc.pid only: a host that put
-    the server in its own process group and wants the tree gone signals the
-    group itself afterwards. stdout is read through its file descriptor, so
-    bytes already held in proc.stdout's own buffer are not counted.
+    which step ended the process. Signals go to the process only, through
+    pidfd (default: one opened now, so proc must be the caller's own child,
+    not yet waited for): a host that put the server in its own process group
+    and wants the tree gone signals the group itself afterwards. stdout is
+    read through its file descriptor, so bytes already held in proc.stdout's
+    own buffer are not counted.
     """
     started = time.monotonic()
+    held = pidfd if pidfd is not None or proc.poll() is not None else Pidfd.open(proc.pid)
     result = Shutdown(proc.pid, None, None, 0.0, 0, proc.stdout is None)
     if proc.stdin is not None:
         try:
@@ -101,10 +198,8 @@ def shutdown_child(
     for step, sig, bound in bounds:
         if sig is not None:
             log.warning("pid %d still alive after %.1f s: sending %s", proc.pid, time.monotonic() - started, step)
-            try:
-                os.kill(proc.pid, sig)
-            except ProcessLookupError:
-                pass
+            if held is not None:
+                held.signal(sig)
             result.steps.append((step, round(time.monotonic() - started, 3)))
         deadline = time.monotonic() + bound
         if not result.stdout_eof:
@@ -115,6 +210,8 @@ def shutdown_child(
             continue
         result.ended_by = step
         break
+    if held is not None and held is not pidfd:
+        held.close()
     result.exit_code = proc.returncode
     result.elapsed_s = round(time.monotonic() - started, 3)
     result.steps.append(("exited" if result.ended_by else "alive", result.elapsed_s))
@@ -359,7 +456,7 @@ async def end_server_group(
     sends SIGTERM to what is left of that group, waits up to term_bound seconds for it to be
     gone, then SIGKILL and kill_bound more. An SDK that starts the server in a session of its
     own (mcp 1.11 on) gives it a group of its own, led by the server, and the group is
-    signalled (killpg). An older SDK leaves the server in the host's group, which is never
+    signalled through its pidfd. An older SDK leaves the server in the host's group, which is never
     signalled: then the processes that joined the host's group while the connection was
     open (the host excepted) are signalled one by one, so start no other process in the
     host's group meanwhile. A group neither the server's nor the host's is left alone, with
@@ -369,49 +466,59 @@ async def end_server_group(
 
     before, own_group = child_pids(), os.getpgrp()
     own_before = group_members(own_group)
-    server = group = None
+    server = group = held = None
     try:
         async with transport as streams:
             server = spawned_server(before)
-            with suppress(ProcessLookupError):  # gone and reaped already: its group is unknown
-                group = os.getpgid(server)
+            # held while it is still this process's child, its group read while it is not reaped: both then its own
+            held = Pidfd.open(server, lambda pid: pid in child_pids())
+            if held is not None and (read := _group_of(server)) is not None and held.signal(0):
+                group = read
             yield streams
     finally:
         if group is None and server is not None:
             log.warning("MCP server %d was gone before its process group was read: nothing ended", server)
         elif group is not None:
             with anyio.CancelScope(shield=True):  # the leftovers go even when the caller is cancelled
-                await _end_group(server, group, own_group, own_before, term_bound, kill_bound)
+                await _end_group(held, group, own_group, own_before, term_bound, kill_bound)
+        if held is not None:
+            held.close()
 
 
 async def _end_group(
-    server: int, group: int, own: int, own_before: set[int], term_bound: float, kill_bound: float
+    server: Pidfd, group: int, own: int, own_before: set[int], term_bound: float, kill_bound: float
 ) -> None:
     """SIGTERM, then SIGKILL, to what is left of the server's group (see end_server_group)."""
     import anyio
 
-    if group not in (server, own):
-        log.warning("MCP server %d is in process group %d, neither its own nor the host's: left alone", server, group)
+    if group not in (server.pid, own):
+        log.warning(
+            "MCP server %d is in process group %d, neither its own nor the host's: left alone", server.pid, group
+        )
         return
 
     def left() -> set[int]:
-        members = group_members(group)
-        return members if group != own else members - own_before - {os.getpid()}
+        if group != own:  # its number names its members only while some are left (signal 0 to them says so)
+            return group_members(group) if server.signal_group(0) else set()
+        return group_members(own) - own_before - {os.getpid()}
 
     def send(sig: signal.Signals, pids: set[int]) -> None:
-        # the server's own group at once (a member forking meanwhile cannot escape it); never the host's
-        # own group: its new members one by one
-        targets = [(os.killpg, group)] if group != own else [(os.kill, pid) for pid in sorted(pids)]
-        for kill, target in targets:
-            with suppress(ProcessLookupError):
-                kill(target, sig)
+        # the server's own group at once, by its pidfd (a member forking meanwhile cannot escape it); never the
+        # host's own group: its new members one by one, each through a pidfd opened while it was in the group
+        if group != own:
+            server.signal_group(sig)
+            return
+        for pid in sorted(pids):
+            if (member := Pidfd.open(pid, lambda p: _group_of(p) == own)) is not None:
+                member.signal(sig)
+                member.close()
 
     for sig, bound in ((signal.SIGTERM, term_bound), (signal.SIGKILL, kill_bound)):
         if not (pids := left()):
             return
         log.warning(
             "MCP server %d: its transport has exited; %s of its process group %d left: sending %s",
-            server,
+            server.pid,
             sorted(pids),
             group,
             sig.name,
@@ -421,7 +528,7 @@ async def _end_group(
         while left() and time.monotonic() < deadline:
             await anyio.sleep(0.02)
     if pids := left():
-        log.warning("MCP server %d: %s of its process group %d survived SIGKILL", server, sorted(pids), group)
+        log.warning("MCP server %d: %s of its process group %d survived SIGKILL", server.pid, sorted(pids), group)
 
 
 @contextmanager

@@ -27,6 +27,7 @@ from subprocess import DEVNULL
 import pytest
 
 from stdio_probe import expect, record
+from stdio_probe.host_contract import Pidfd
 from stdio_probe.report import headline
 
 CHILD_TERM_GRACE = 5.0  # after SIGTERM the probe reaps what it started and exits 143 well within this
@@ -168,15 +169,21 @@ def _run_probe(argv: list[str]) -> tuple[int, str]:
     paths = [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "COLUMNS": "100", "PYTHONPATH": os.pathsep.join(filter(None, paths))}
     with tempfile.TemporaryFile() as stderr, subprocess.Popen(command, stdout=DEVNULL, stderr=stderr, env=env) as child:
+        pidfd = Pidfd.open(child.pid)  # our child, not waited for: signalled through it, never by a reused pid
         try:
             child.wait()
         except BaseException:
-            child.send_signal(signal.SIGTERM)
+            if pidfd is not None:
+                pidfd.signal(signal.SIGTERM)
             try:
                 child.wait(CHILD_TERM_GRACE)
             except subprocess.TimeoutExpired:
-                child.kill()
+                if pidfd is not None:
+                    pidfd.signal(signal.SIGKILL)
             raise
+        finally:
+            if pidfd is not None:
+                pidfd.close()
         stderr.seek(max(0, stderr.seek(0, os.SEEK_END) - STDERR_TAIL))
         return child.returncode, stderr.read().decode("utf-8", "replace")
 

@@ -441,14 +441,13 @@ def _pipe_holders(inode: int, modes: tuple[int, ...]) -> list[int]:
 LISTINGS = 10  # /proc listings one scan makes at most, until one shows no new pid
 
 
-def marked_processes(name: str, value: str) -> list[dict]:
-    """Live processes whose environment carries name=value.
+def marked_processes(name: str, value: str, argv: bool = False) -> list[dict]:
+    """Live processes that carry name=value (carries; with argv, a command line holding value counts too).
 
     /proc is listed again after its pids are read, and the new pids read at once, until a listing shows
     none: a process that forks its successor and exits while a scan reads the others (a pid hopper)
     would otherwise be gone when its turn came, and its successor not listed yet.
     """
-    needle = f"{name}={value}".encode()
     found, listed = [], set()
     for _ in range(LISTINGS):
         new = [pid for pid in _pids() if pid not in listed]
@@ -456,10 +455,25 @@ def marked_processes(name: str, value: str) -> list[dict]:
             break
         listed.update(new)
         for pid in new:
-            environ = _read_bytes(f"/proc/{pid}/environ")
-            if environ is not None and needle in environ.split(b"\0") and is_live(pid):
+            if carries(pid, name, value, argv) and is_live(pid):
                 found.append({"pid": pid, "state": proc_state(pid), "cmdline": cmdline(pid)})
     return found
+
+
+def carries(pid: int, name: str, value: str, argv: bool = False) -> bool:
+    """Whether pid's environment holds name=value, or, with argv, its command line holds value.
+
+    argv is for a value the probe also put in a command line (the scenario server's --run and --tag): a
+    process that drops the marker from its environment (a daemon that re-execs itself with an empty one)
+    still carries it there. A marker's value is a fresh uuid, in no other command line by chance; only the
+    probe's own fixtures are given a value as an argument (a driver its arm's), so they never ask for argv."""
+    environ = _read_bytes(f"/proc/{pid}/environ")
+    if environ is not None and f"{name}={value}".encode() in environ.split(b"\0"):
+        return True
+    if not argv:
+        return False
+    words = _read_bytes(f"/proc/{pid}/cmdline")
+    return words is not None and any(value.encode() in word for word in words.split(b"\0"))
 
 
 def _pids() -> list[int]:

@@ -6,6 +6,10 @@ must not read the probe's secrets.
 The SDK's stdio_client puts its own children in new sessions too, so killing a
 process group is not enough: reaping finds the run's processes by marker in
 /proc, re-parented ones included (the psutil tests' reap_children, by marker).
+
+Every signal goes through a pidfd (host_contract.Pidfd) opened while the process was known ours: at spawn
+for what we start, after its marker was read for what is found in /proc. A pid or a group number is never
+signalled as a number: the process that had it may have been reaped, and the number handed to a stranger.
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from stdio_probe import package_file, sample
-from stdio_probe.forkserver import ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
-from stdio_probe.host_contract import Shutdown, shutdown_child
+from stdio_probe.forkserver import SPAWN_MARKER, ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
+from stdio_probe.host_contract import Pidfd, Shutdown, shutdown_child
 
 MARKER = "PROBE_RUN_ID"
 SERVER_MARKER = "PROBE_SERVER_ID"  # one started server's tree (spawn_command), inside the run's
-SPAWN_MARKER = "PROBE_SPAWN_ID"  # one spawned fixture's tree (spawn), forked ones too: the proofs' hang.Marker
+SCENARIO_MARKER = "PROBE_SCENARIO_ID"  # the host checks' scenario server's tree (hosts/session.py)
+MARKERS = (MARKER, SERVER_MARKER, SPAWN_MARKER, SCENARIO_MARKER)  # the probe's alone to set
 SPAWN_PLACEHOLDER = "0" * 32  # a fork server's value, which each fork overwrites in place with its own
 
 
@@ -57,17 +62,13 @@ KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) befor
 SCAN_INTERVAL = 0.02
 QUIET_SCANS = 3  # scans in a row that find nothing before reaping is done (one can miss a pid mid-hop)
 
-_live: set[subprocess.Popen | ForkedProcess] = set()
+_live: dict[subprocess.Popen | ForkedProcess, Pidfd | None] = {}  # what we started, and its pidfd
 _live_lock = threading.Lock()
 _fork_servers: dict[tuple[str, tuple], ForkServer] = {}
 _stopping = threading.Event()
-# never killed as a group: ours, and our parent's (a shell's job, or for the guardian the probe's). Any other
-# group of a process found is killed whole: a child forked while the kill is sent is in the group and dies
-# too (the kernel delivers a group signal that arrives during a fork to the child), where a kill of the pid
-# alone leaves a pid hopper's successor to the next scan, which can miss it.
-_OWN_GROUPS = {os.getpgid(0), os.getpgid(os.getppid())}
 _guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
 _guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
+_run_folder: list[str] = []  # run_folder(), made with the guardian
 
 
 class Stopping(Exception):
@@ -84,10 +85,10 @@ def stop() -> int:
     tracked and everything marked, with a short grace; returns how many were alive."""
     _stopping.set()
     with _live_lock:
-        tracked = [process.pid for process in _live]
-    for pid in tracked:  # at once, before any scan: their ends end the arms' reading threads too
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGTERM)
+        tracked = [pidfd for pidfd in _live.values() if pidfd is not None]
+    for pidfd in tracked:  # at once, before any scan: their ends end the arms' reading threads too
+        with suppress(OSError):  # closed meanwhile by its arm
+            pidfd.signal_group(signal.SIGTERM)
     return reap_all(STOP_GRACE)
 
 
@@ -122,6 +123,7 @@ class Child:
     ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
     fork_server_unavailable: str | None = None  # why it was exec'd although a fork server was meant to serve it
     marker: tuple[str, str] = ("", "")  # (SPAWN_MARKER, its value): what every process of its tree carries
+    pidfd: Pidfd | None = field(default=None, repr=False)  # every signal to it or its group; None: already gone
     readers: list = field(default_factory=list, repr=False)  # wire.StdoutReaders of its stdout, stopped by close()
 
     @property
@@ -160,8 +162,7 @@ class Child:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if not _running(self.process):
                 return
-            with suppress(ProcessLookupError):
-                os.killpg(self.pid, sig)
+            self.signal_group(sig)
             try:
                 self.process.wait(TERM_GRACE)
             except subprocess.TimeoutExpired:
@@ -176,11 +177,18 @@ class Child:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if not _running(self.process):
                 return
-            with suppress(ProcessLookupError):
-                os.kill(self.pid, sig)
+            self.signal(sig)
             if self.wait_self_exit(TERM_GRACE):
                 self.ended_by = sig.name
                 return
+
+    def signal(self, sig: int) -> bool:
+        """Send sig to the process alone, through its pidfd; False once it is reaped."""
+        return self.pidfd is not None and self.pidfd.signal(sig)
+
+    def signal_group(self, sig: int) -> bool:
+        """Send sig to the process group it leads (its session's), through its pidfd; False once none is left."""
+        return self.pidfd is not None and self.pidfd.signal_group(sig)
 
     def close(self) -> None:
         """Release every fd the probe holds for it (stdin, stdout, stderr, a forked child's status socket).
@@ -200,12 +208,16 @@ class Child:
                     stream.close()
         if not _running(self.process):  # reaped: reap_all has nothing left to do for it
             with _live_lock:
-                _live.discard(self.process)
+                _live.pop(self.process, None)
+            if self.pidfd is not None:
+                self.pidfd.close()
 
     def shut_down(self, exit_bound: float) -> Shutdown:
         """The host contract's shutdown (host_contract.shutdown_child: close stdin, drain, wait exit_bound, then
         escalate), keeping as stop() does only the signal that ended it (None when it exited by itself)."""
-        done = shutdown_child(self.process, exit_bound=exit_bound, term_bound=TERM_GRACE, kill_bound=TERM_GRACE)
+        done = shutdown_child(
+            self.process, exit_bound=exit_bound, term_bound=TERM_GRACE, kill_bound=TERM_GRACE, pidfd=self.pidfd
+        )
         self.ended_by = None if done.ended_by == "self" else done.ended_by
         return done
 
@@ -261,20 +273,21 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
         except ForkServerUnavailable as exc:
             unavailable = str(exc)
     if process is None:
-        process = _popen(
-            [python, str(FIXTURES / script), *args], stderr_file, {**env, SPAWN_MARKER: spawn_id}, pass_fds
-        )
+        fixture_env = {**env, **_fixture_env(), SPAWN_MARKER: spawn_id}
+        process, pidfd = _popen([python, str(FIXTURES / script), *args], stderr_file, fixture_env, pass_fds)
     else:
-        _track(process)
+        pidfd = _track(process, process.pidfd)
     marker = (SPAWN_MARKER, spawn_id)
-    child = Child(process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable, marker=marker)
+    child = Child(
+        process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable, marker=marker, pidfd=pidfd
+    )
     return _in_scope(child)
 
 
 def _popen(
     argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
-) -> subprocess.Popen:
-    """Exec argv in a session of its own, with child_env and stdin, stdout pipes; tracked."""
+) -> tuple[subprocess.Popen, Pidfd | None]:
+    """Exec argv in a session of its own, with child_env and stdin, stdout pipes; tracked with its pidfd."""
     if stopping():
         raise Stopping("the run is stopping")
     _guard()
@@ -287,22 +300,32 @@ def _popen(
         start_new_session=True,
         pass_fds=pass_fds,
     )
-    return _track(process)
+    return process, _track(process, Pidfd.open(process.pid))  # our child, not waited for: its pid is its own
 
 
-def _track(process: subprocess.Popen | ForkedProcess) -> subprocess.Popen | ForkedProcess:
+def _track(process: subprocess.Popen | ForkedProcess, pidfd: Pidfd | None) -> Pidfd | None:
     with _live_lock:
-        _live.add(process)
-    return process
+        _live[process] = pidfd
+    return pidfd
+
+
+def run_folder() -> str:
+    """The folder of every temporary file and folder of this run (a fixture's TMPDIR too): one place, which the
+    guardian removes once this process has ended, however it ended."""
+    _guard()
+    return _run_folder[0]
 
 
 def _guard() -> None:
     """Start this process's guardian once, before its first child: guardian.py, in a session of its own,
     holding the read end of a pipe whose write end only this process holds. When this process ends,
-    however it ends (SIGKILL included), the pipe reads EOF and the guardian reaps everything marked."""
+    however it ends (SIGKILL included), the pipe reads EOF and the guardian reaps everything marked, then
+    removes the run folder. The run marker and the folder reach it through that pipe, not its command line
+    or environment: a process found by its command line carrying the marker is one to reap."""
     with _live_lock:
         if _guardian:
             return
+        folder = tempfile.mkdtemp(prefix="probe-run-")
         read_fd, write_fd = os.pipe()  # both ends close-on-exec: no child of ours holds the write end
         log = tempfile.TemporaryFile()
         env = {k: v for k, v in os.environ.items() if k not in (MARKER, SERVER_MARKER)}
@@ -312,7 +335,7 @@ def _guard() -> None:
         try:
             _guardian.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "stdio_probe.guardian", MARKER, RUN_ID],
+                    [sys.executable, "-m", "stdio_probe.guardian"],
                     stdin=read_fd,
                     stdout=log,  # not our stdout or stderr: a reader of ours would wait for the guardian's end
                     stderr=log,
@@ -320,13 +343,16 @@ def _guard() -> None:
                     start_new_session=True,
                 )
             )
+            os.write(write_fd, f"{RUN_ID}\n{folder}\n".encode())  # a pipe's buffer holds it: never blocks
         except BaseException:
             os.close(write_fd)
+            os.rmdir(folder)
             raise
         finally:
             os.close(read_fd)
             log.close()
         _guardian_fd.append(write_fd)
+        _run_folder.append(folder)
 
 
 class StderrRing:
@@ -378,8 +404,9 @@ def spawn_command(command: str, env: dict[str, str] | None = None, inherit: bool
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         argv = _with_default_sigint(argv)
     server_id = uuid.uuid4().hex
-    process = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
-    return _in_scope(Child(process, time.monotonic(), StderrRing(process.stderr))), server_id
+    process, pidfd = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
+    child = Child(process, time.monotonic(), StderrRing(process.stderr), pidfd=pidfd)
+    return _in_scope(child), server_id
 
 
 _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: those are reset too, as Popen does
@@ -427,8 +454,10 @@ class ForkServers:
                 if key not in _fork_servers and self._left[key]:
                     python, env = self._env[key]
                     with suppress(OSError):  # no server (no fds, no memory): its fixtures are exec'd
-                        server_env = {**child_env(env), SPAWN_MARKER: SPAWN_PLACEHOLDER}
-                        _fork_servers[key] = ForkServer(python, FIXTURES / "fork_server.py", server_env)
+                        server_env = {**child_env(env), **_fixture_env(), SPAWN_MARKER: SPAWN_PLACEHOLDER}
+                        _fork_servers[key] = ForkServer(
+                            python, FIXTURES / "fork_server.py", server_env, run_folder()
+                        )
 
     def end(self, index: int) -> None:
         """After an arm of interpreter index: its last arm closes its server."""
@@ -445,6 +474,11 @@ class ForkServers:
             servers = [_fork_servers.pop(key) for key in self._env if key in _fork_servers]
         for server in servers:
             server.close(TERM_GRACE)
+
+
+def _fixture_env() -> dict[str, str]:
+    """What our own fixtures get beyond a host's environment: their temporary files in the run's folder."""
+    return {"TMPDIR": run_folder()}
 
 
 def _server_key(python: str, env: dict[str, str]) -> tuple[str, tuple]:
@@ -467,7 +501,7 @@ def child_env(env: dict[str, str], inherit: bool = False) -> dict[str, str]:
 
 def run_processes() -> list[dict]:
     """The live (non-zombie) processes carrying this run's marker, the probe and its ancestors excepted."""
-    return [p for p in sample.marked_processes(MARKER, RUN_ID) if p["pid"] not in _self_and_ancestors()]
+    return [p for p in sample.marked_processes(MARKER, RUN_ID, argv=True) if p["pid"] not in _self_and_ancestors()]
 
 
 def _self_and_ancestors() -> set[int]:
@@ -482,78 +516,89 @@ def _self_and_ancestors() -> set[int]:
 def reap_all(grace: float = TERM_GRACE) -> int:
     """Kill every process of this run, by marker and by what we spawned; returns how many were alive."""
     with _live_lock:
-        spawned = list(_live)
+        spawned = dict(_live)
         _live.clear()
 
     def find() -> dict[int, dict]:
-        found = {p["pid"]: p for p in run_processes()}
-        return found | {p.pid: {"pid": p.pid} for p in spawned if _running(p)}
+        return {p["pid"]: p for p in run_processes()}
 
-    survivors = kill_rounds(find, grace, spawned)
+    survivors = kill_rounds(find, lambda pid: sample.carries(pid, MARKER, RUN_ID, argv=True), grace, spawned)
     for process in spawned:
         with suppress(subprocess.TimeoutExpired, ForkServerError):
             process.wait(grace)
     return len(survivors)
 
 
-def reap_marked(name: str, value: str, grace: float = TERM_GRACE) -> list[dict]:
-    """Kill the live processes whose environment carries name=value (one arm's, re-parented ones included).
+def reap_marked(name: str, value: str, grace: float = TERM_GRACE, argv: bool = False) -> list[dict]:
+    """Kill the live processes that carry name=value (sample.carries: one arm's, re-parented ones included;
+    with argv, in a command line too).
 
     Returns every one found (pid, state, cmdline, ppid), as found before its kill.
     """
 
     def find() -> dict[int, dict]:
-        return {p["pid"]: {**p, "ppid": sample.parent_pid(p["pid"])} for p in sample.marked_processes(name, value)}
+        found = sample.marked_processes(name, value, argv)
+        return {p["pid"]: {**p, "ppid": sample.parent_pid(p["pid"])} for p in found}
 
-    return [found for _, found in sorted(kill_rounds(find, grace).items())]
+    found = kill_rounds(find, lambda pid: sample.carries(pid, name, value, argv), grace)
+    return [found[pid] for pid in sorted(found)]
 
 
 def kill_rounds(
-    find: Callable[[], dict[int, dict]], grace: float, spawned: list[subprocess.Popen | ForkedProcess] = ()
+    find: Callable[[], dict[int, dict]],
+    ours: Callable[[int], bool],
+    grace: float,
+    spawned: dict[subprocess.Popen | ForkedProcess, Pidfd | None] | None = None,
 ) -> dict[int, dict]:
     """Reap what find() returns until it returns nothing: SIGTERM to each process found, rescanning for
     grace seconds (a new one found gets its SIGTERM too), then rounds of rescan and SIGKILL for at most
-    KILL_BOUND seconds, to each process and to every process group seen (_OWN_GROUPS spared). A process
-    that forks a new pid before it dies (a pid hopper) dies with its group, or is found by the next scan.
-    What we spawned is polled meanwhile, so its exits are reaped. Returns every process found in any
-    round, as first found. It is done after QUIET_SCANS scans in a row find nothing."""
-    never = _self_and_ancestors()  # whatever environment they carry, nor their process groups
-    spared = _OWN_GROUPS | {group for pid in never if (group := _group(pid)) is not None}
+    KILL_BOUND seconds, to each process and to every process group one of them leads. A process that forks
+    a new pid before it dies (a pid hopper) dies with its group, or is found by the next scan.
+
+    Each process found is held by a pidfd opened once ours(pid) read it as ours (Pidfd.open), and every
+    signal goes through a pidfd: what we spawned through its own, a group through its leader's, which
+    reaches the group even once the leader is reaped and never a stranger given its number. What we spawned
+    is polled meanwhile, so its exits are reaped. Returns every process found in any round, as first found.
+    It is done after QUIET_SCANS scans in a row find none alive."""
+    spawned = spawned or {}
+    never = _self_and_ancestors()  # whatever environment they carry: never held, so neither are their groups
     seen: dict[int, dict] = {}
-    groups: set[int] = set()  # the process groups of what was found, killed whole in the SIGKILL rounds
-    for sig, bound in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_BOUND)):
-        signalled: set[int] = set()
-        deadline, quiet = time.monotonic() + bound, 0
-        while True:
-            found = {pid: p for pid, p in find().items() if pid not in never}
-            seen |= {pid: p for pid, p in found.items() if pid not in seen}
-            live = {pid for pid in found | dict.fromkeys(signalled) if sample.is_live(pid)}
-            for pid in found:
-                with suppress(OSError):
-                    groups.add(os.getpgid(pid))
-            for pid in live if sig == signal.SIGKILL else live - signalled:
-                with suppress(ProcessLookupError):
-                    os.kill(pid, sig)
-            for group in groups - spared if sig == signal.SIGKILL else ():
-                with suppress(ProcessLookupError):
-                    os.killpg(group, sig)
-            signalled |= live
-            for process in spawned:
-                _running(process)
-            quiet = 0 if live else quiet + 1
-            if quiet >= QUIET_SCANS:
-                return seen
-            if time.monotonic() >= deadline:
-                break
-            time.sleep(SCAN_INTERVAL)
-    return seen
-
-
-def _group(pid: int) -> int | None:
+    opened: dict[int, Pidfd] = {}
+    held = {pidfd.pid: pidfd for pidfd in spawned.values() if pidfd is not None}
     try:
-        return os.getpgid(pid)
-    except OSError:
-        return None
+        for sig, bound in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_BOUND)):
+            signalled: set[int] = set()
+            deadline, quiet = time.monotonic() + bound, 0
+            while True:
+                found = {pid: p for pid, p in find().items() if pid not in never}
+                seen |= {pid: p for pid, p in found.items() if pid not in seen}
+                for pid in found.keys() - held.keys():
+                    if (pidfd := Pidfd.open(pid, ours)) is not None:
+                        held[pid] = opened[pid] = pidfd
+                live = {pid for pid, pidfd in held.items() if not pidfd.exited()}
+                for pid in live if sig == signal.SIGKILL else live - signalled:
+                    held[pid].signal(sig)
+                for pidfd in held.values() if sig == signal.SIGKILL else ():
+                    _signal_group(pidfd, sig)
+                signalled |= live
+                for process in spawned:
+                    _running(process)
+                quiet = 0 if live else quiet + 1
+                if quiet >= QUIET_SCANS:
+                    return seen
+                if time.monotonic() >= deadline:
+                    break
+                time.sleep(SCAN_INTERVAL)
+        return seen
+    finally:
+        for pidfd in opened.values():
+            pidfd.close()
+
+
+def _signal_group(pidfd: Pidfd, sig: int) -> None:
+    """The group pidfd's process leads, if any (none: the kernel finds no member, and nothing is sent)."""
+    with suppress(OSError):  # closed by its arm meanwhile
+        pidfd.signal_group(sig)
 
 
 def _running(process: subprocess.Popen | ForkedProcess) -> bool:

@@ -47,7 +47,7 @@ REPORT = textwrap.dedent(
 @pytest.fixture
 def server():
     env = {**spawn.child_env({}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
-    fork_server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env)
+    fork_server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
     yield fork_server
     fork_server.close(spawn.TERM_GRACE)
 
@@ -306,7 +306,7 @@ def test_fork_server_gives_up_on_state_a_fork_would_drop(tmp_path, what):
     (tmp_path / "mcp").mkdir()
     (tmp_path / "mcp" / "__init__.py").write_text(code + "\n")
     env = {**spawn.child_env({"PYTHONPATH": str(tmp_path)}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
-    server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env)
+    server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
     try:
         with pytest.raises(ForkServerUnavailable, match=named):
             _forked(server, spawn.FIXTURES / "fixture_events.py", [])

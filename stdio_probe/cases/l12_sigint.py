@@ -67,7 +67,7 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
             return record
     started, record["sigints"] = time.monotonic(), []
     for n in range(1, (1 if arm == "mitigated" else SIGINTS) + 1):
-        os.kill(child.pid, signal.SIGINT)
+        child.signal(signal.SIGINT)
         sent = time.monotonic()
         after = _after_sigint(child, timers if arm != "control" else None, options)
         record["sigints"].append({"n": n, "sent_s": round(sent - started, 3), **after})

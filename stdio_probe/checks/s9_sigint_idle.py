@@ -7,9 +7,7 @@ disposition even when the probe's is ignored (spawn.spawn_command), as it would 
 
 from __future__ import annotations
 
-import os
 import signal
-from contextlib import suppress
 
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
@@ -27,8 +25,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     def body(s: session.Session) -> dict:
         if s.send(s.liveness_request(PING_ID)):
             s.reader.wait_answer(PING_ID, options.window)
-        with suppress(ProcessLookupError):
-            os.kill(s.child.pid, signal.SIGINT)
+        s.child.signal(signal.SIGINT)
         return session.exit_after(s, "SIGINT", min(options.window, session.SIGTERM_BOUND))
 
     return session.run(server, options, body)

@@ -14,7 +14,6 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import replace
 
 from stdio_probe import eras, mcp_schema, observe, sample, spawn, wire
@@ -101,22 +100,30 @@ class Session:
 
     def terminate(self) -> None:
         """SIGTERM to the server process alone, as a host's process.terminate() sends it."""
-        with suppress(ProcessLookupError):
-            os.kill(self.child.pid, signal.SIGTERM)
+        self.child.signal(signal.SIGTERM)
 
     def tree(self) -> list[dict]:
-        """The live processes of this server's tree: by its marker, and by its session."""
+        """The live processes of this server's tree: by its marker, and by its session while its leader, the
+        server, is not reaped (after that, its number may be a stranger's session: ours)."""
         found = {p["pid"]: p for p in sample.marked_processes(spawn.SERVER_MARKER, self.server_id)}
-        found |= {p["pid"]: p for p in sample.session_members(self.sid)}
+        if self.child.signal(0):
+            found |= {p["pid"]: p for p in sample.session_members(self.sid)}
         return [{**p, "ppid": sample.parent_pid(p["pid"])} for pid, p in sorted(found.items()) if pid != os.getpid()]
 
+    def ours(self, pid: int) -> bool:
+        """Whether pid is of this server's tree: its marker, or its session while the server is not reaped."""
+        if sample.carries(pid, spawn.SERVER_MARKER, self.server_id):
+            return True
+        return sample.session_id(pid) == self.sid and self.child.signal(0)
+
     def reap_tree(self) -> list[dict]:
-        """Kill the server's whole tree: its process group and session (the leader may be gone), and
-        everything carrying its marker (re-parented or moved to a new session). What was alive, as found."""
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.sid, signal.SIGKILL)
+        """Kill the server's whole tree: its process group (through the server's pidfd: the leader may be gone)
+        and everything of its tree (re-parented or moved to a new session). What was alive, as found."""
+        self.child.signal_group(signal.SIGKILL)
         # rounds of rescan and SIGKILL until the tree is empty: a pid hopper's next pid is found too
-        left = spawn.kill_rounds(lambda: {p["pid"]: p for p in self.tree() if p["pid"] != self.child.pid}, 0.0)
+        left = spawn.kill_rounds(
+            lambda: {p["pid"]: p for p in self.tree() if p["pid"] != self.child.pid}, self.ours, 0.0
+        )
         return [_brief(left[pid]) for pid in sorted(left)]
 
     def end(self) -> dict:

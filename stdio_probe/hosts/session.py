@@ -3,7 +3,7 @@
 The host command is split as a shell would; a word that is exactly {server} becomes the scenario
 server's argv words, and a word that contains it (sh -c "exec {server}") gets them shell-quoted. The
 host runs in a session of its own with the run marker and a marker of its own (spawn.spawn_command);
-the scenario server carries the run marker and a scenario marker (SCENARIO_MARKER) whatever the host
+the scenario server carries the run marker and a scenario marker (spawn.SCENARIO_MARKER) whatever the host
 forwards, so both trees are found in /proc and reaped at the end of every arm.
 
 A host "hangs" only on proof or after the window (the rule of the cases): in the fast method,
@@ -31,7 +31,6 @@ from stdio_probe.fixtures.fixture_events import read_events
 from stdio_probe.model import Finding, Host, Options
 
 SERVER_WORD = "{server}"
-SCENARIO_MARKER = "PROBE_SCENARIO_ID"
 SCENARIO = spawn.FIXTURES / "scenario_server.py"
 POLL = 0.02
 PROOF_SAMPLES = 3
@@ -80,7 +79,7 @@ class HostRun:
 
     def __init__(self, host: Host, scenario: str) -> None:
         self.host, self.scenario = host, scenario
-        self._folder = tempfile.TemporaryDirectory(prefix="probe-host-")
+        self._folder = tempfile.TemporaryDirectory(prefix="probe-host-", dir=spawn.run_folder())
         self.events_path = str(Path(self._folder.name) / "server.events")
         self.tag = uuid.uuid4().hex
         argv = host_argv(host.command, server_words(self.events_path, self.tag, scenario))
@@ -100,7 +99,7 @@ class HostRun:
 
     def server_pids(self) -> list[int]:
         """Every live process of the scenario server's tree (its marker survives re-parenting)."""
-        return [p["pid"] for p in sample.marked_processes(SCENARIO_MARKER, self.tag)]
+        return [p["pid"] for p in sample.marked_processes(spawn.SCENARIO_MARKER, self.tag, argv=True)]
 
     def host_pids(self) -> list[int]:
         """The host's live processes: its marker and its session, the scenario server's tree left out."""
@@ -214,8 +213,7 @@ class HostRun:
 
     def kill_host(self) -> float:
         """SIGKILL to the host process alone (H10): what it set up for its death is all that acts."""
-        with suppress(ProcessLookupError):
-            os.kill(self.child.pid, signal.SIGKILL)
+        self.child.signal(signal.SIGKILL)
         self.child.process.wait()
         self.host_exited()
         return time.monotonic()
@@ -236,9 +234,11 @@ class HostRun:
         with suppress(OSError):
             self.child.process.stdin.close()
         self.child.stop()
-        reaped = [*spawn.reap_marked(spawn.SERVER_MARKER, self.host_id), *spawn.reap_marked(SCENARIO_MARKER, self.tag)]
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.child.pid, signal.SIGKILL)
+        reaped = [
+            *spawn.reap_marked(spawn.SERVER_MARKER, self.host_id),
+            *spawn.reap_marked(spawn.SCENARIO_MARKER, self.tag, argv=True),
+        ]
+        self.child.signal_group(signal.SIGKILL)
         deadline = time.monotonic() + REAP_BOUND
         while any(sample.is_live(p["pid"]) for p in reaped) and time.monotonic() < deadline:
             time.sleep(0.01)
