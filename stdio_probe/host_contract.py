@@ -97,6 +97,10 @@ class Pidfd:
             fd = os.pidfd_open(pid)
         except ProcessLookupError:
             return None
+        except OSError as exc:  # a kernel before 5.3 has no pidfd: nothing is held, so nothing is signalled
+            if exc.errno == errno.ENOSYS:
+                return None
+            raise
         held = cls(pid, fd)
         if ours is None or (ours(pid) and held.signal(0)):
             return held
@@ -152,6 +156,23 @@ class Pidfd:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def pidfd_support() -> str:
+    """What this kernel offers Pidfd: signals to a group by pidfd (6.9 on), to a process only (5.3 on), or none."""
+    try:
+        fd = os.pidfd_open(os.getpid())
+    except OSError:
+        return "none: no pidfd (Linux before 5.3), so no signal is sent"
+    try:  # signal 0 to this process's own group, if it leads one: nothing is sent either way
+        signal.pidfd_send_signal(fd, 0, None, PIDFD_SIGNAL_PROCESS_GROUP)
+    except ProcessLookupError:
+        pass
+    except OSError:
+        return "pidfd; a group's members one by one (Linux before 6.9)"
+    finally:
+        os.close(fd)
+    return "pidfd, groups through their leader's pidfd"
 
 
 def _group_of(pid: int) -> int | None:

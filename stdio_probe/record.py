@@ -37,7 +37,8 @@ SCHEMA_VERSION history:
      sdk.env_reused and sdk.env_created_at (a reused environment keeps its original build's time and
      seconds), runs[].mitigation.status, arms' contract_not_applicable (optional, added within 10).
      L11's fast arms may carry first_attempt {tool_s, outcome, why} (run again for the window; optional,
-     added within 10).
+     added within 10). metadata.signals: how this kernel lets the probe signal only its own processes
+     (optional, added within 10).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from stdio_probe import __version__, env_args, package_file, sample
+from stdio_probe.host_contract import pidfd_support
 from stdio_probe.model import Options
 
 SCHEMA_VERSION = 10
@@ -139,6 +141,7 @@ def metadata(options: Options, argv: list[str], started: datetime.datetime) -> d
         "pipe_capacity": default_pipe_capacity(),
         "method": options.method,
         "window_s": options.window,
+        "signals": pidfd_support(),  # how every signal reaches only a process of ours (host_contract.Pidfd)
     }
 
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -13,11 +14,12 @@ import time
 import anyio
 import pytest
 
-from stdio_probe import envs, sample, wire
+from stdio_probe import envs, host_contract, sample, wire
 from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
 from stdio_probe.decide import mitigation
 from stdio_probe.driver import checkpoint
 from stdio_probe.host_contract import (
+    Pidfd,
     ServerExited,
     child_pids,
     connect_or_close,
@@ -196,3 +198,37 @@ def test_run_connection_returns_the_body_result():
         return "done"
 
     assert asyncio.run(run_connection(body)) == "done"
+
+
+def test_a_group_is_signalled_through_its_leaders_pidfd_after_the_leader_is_reaped():
+    """The leader exits and is reaped; its group still holds a member, which the leader's pidfd reaches."""
+    leader = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & echo $!; exit 0"], stdout=subprocess.PIPE, start_new_session=True
+    )
+    pidfd = Pidfd.open(leader.pid)
+    member = int(leader.stdout.readline())
+    leader.wait()  # reaped: its number is free for anyone now
+    member_fd = Pidfd.open(member, lambda pid: host_contract._group_of(pid) == leader.pid)
+    try:
+        assert member_fd is not None and not member_fd.exited()
+        assert pidfd.signal(signal.SIGKILL) is False  # the leader itself is gone
+        assert pidfd.signal_group(signal.SIGKILL) is True
+        deadline = time.monotonic() + 10
+        while not member_fd.exited() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert member_fd.exited()
+    finally:
+        pidfd.close()
+        if member_fd is not None:
+            member_fd.signal(signal.SIGKILL)
+            member_fd.close()
+        leader.stdout.close()
+
+
+def test_a_pidfd_is_refused_for_a_process_that_is_not_ours():
+    """ours() is read once the pidfd is open: a process it does not accept is never held."""
+    assert Pidfd.open(os.getpid(), lambda pid: False) is None
+    held = Pidfd.open(os.getpid(), lambda pid: True)
+    assert held is not None and held.signal(0)
+    held.close()
+    assert held.signal(0) is False  # closed: holds nothing
