@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import cli, record
+from stdio_probe import cli, record, sample, spawn
 from stdio_probe.model import Sdk
 from tests.test_host_table import EXPECTED
 
@@ -83,6 +83,16 @@ def test_the_wrapper_shape_has_its_own_pair_in_h4(tmp_path):
     run = document["runs"][0]
     assert run["pairs"]["wrapper"]["verdict"] == "reproduced"  # only the wrapper got the signal
     assert "wrapper: reproduced" in run["reason"]
+
+
+def test_a_daemon_that_drops_the_marker_is_found_counted_for_h4_and_reaped(tmp_path):
+    """A well-behaved host that leaves a daemon (double fork, setsid, re-exec with an empty environment): the
+    daemon keeps the run id in its command line ({server}'s words), so H4 counts it and the arm reaps it."""
+    code, document = probe(tmp_path, fixture_host("--daemon"), "--only", "H4")
+    run = document["runs"][0]
+    assert code == 0 and run["verdict"] == "reproduced", run["reason"]
+    assert document["metadata"]["leftover_processes"] == 0
+    assert sample.marked_processes(spawn.MARKER, spawn.RUN_ID, argv=True) == []
 
 
 def test_the_era_the_host_spoke_is_recorded(tmp_path):

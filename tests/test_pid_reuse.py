@@ -34,6 +34,7 @@ RUNS = {
 }
 
 
+@pytest.mark.slow(20)
 @pytest.mark.parametrize("words", RUNS.values(), ids=RUNS.keys())
 def test_no_victim_on_a_reaped_pid_is_signalled(tmp_path, words):
     result = tmp_path / "victims.json"

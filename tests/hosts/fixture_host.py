@@ -16,6 +16,8 @@ killed once more after the server's exit (what it left behind). Flags:
   --modern              speak 2026-07-28: server/discover, then _meta on every request
   --reconnect           relaunch a server that died (up to RELAUNCHES times) at once, re-list and call (H9)
   --backoff             with --reconnect: wait BACKOFF s before the first relaunch, doubling each time
+  --daemon              leave a daemon behind: double fork, setsid, re-exec of this command line with an empty
+                        environment (no marker of the probe's; the {server} words, the run id among them, kept)
 """
 
 import contextlib
@@ -143,9 +145,24 @@ def session(host: Host) -> str | None:
     return None
 
 
+def leave_daemon() -> None:
+    """Double fork and setsid, then re-exec this command line as the daemon, with an empty environment."""
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    os.execve(sys.executable, [sys.executable, __file__, "--daemon-sleep", *sys.argv[1:]], {})
+
+
 def main() -> int:
     split = sys.argv.index("--")
     flags, argv = set(sys.argv[1:split]), sys.argv[split + 1 :]
+    if "--daemon-sleep" in flags:
+        time.sleep(3600)
+        return 0
+    if "--daemon" in flags:
+        leave_daemon()
     host = Host(flags, argv)
     failed = session(host)
     delay = BACKOFF
