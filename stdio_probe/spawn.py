@@ -10,6 +10,7 @@ process group is not enough: reaping finds the run's processes by marker in
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import shutil
@@ -66,6 +67,9 @@ _stopping = threading.Event()
 # too (the kernel delivers a group signal that arrives during a fork to the child), where a kill of the pid
 # alone leaves a pid hopper's successor to the next scan, which can miss it.
 _OWN_GROUPS = {os.getpgid(0), os.getpgid(os.getppid())}
+# all the guardian gets of the probe's environment: what finds its interpreter and the probe's code (PYTHONPATH,
+# set by _guard), none of the probe's secrets
+GUARDIAN_ENV = ("PATH", "PYTHONHOME")
 _guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
 _guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
 
@@ -296,6 +300,17 @@ def _track(process: subprocess.Popen | ForkedProcess) -> subprocess.Popen | Fork
     return process
 
 
+PR_SET_DUMPABLE = 4
+
+
+def undumpable() -> None:
+    """Make this process's /proc/PID/environ, fd, mem (and core dumps) unreadable to other processes of its
+    user: a server under test runs as the probe's user, and its parent's environ holds the probe's secrets.
+    Exec resets it, so every process the probe starts stays readable to the probe (markers, proofs)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def _guard() -> None:
     """Start this process's guardian once, before its first child: guardian.py, in a session of its own,
     holding the read end of a pipe whose write end only this process holds. When this process ends,
@@ -305,9 +320,9 @@ def _guard() -> None:
             return
         read_fd, write_fd = os.pipe()  # both ends close-on-exec: no child of ours holds the write end
         log = tempfile.TemporaryFile()
-        env = {k: v for k, v in os.environ.items() if k not in (MARKER, SERVER_MARKER)}
+        env = {name: os.environ[name] for name in GUARDIAN_ENV if name in os.environ}
         env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")])
+            filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")])
         )
         try:
             _guardian.append(
