@@ -15,7 +15,7 @@ from pathlib import Path
 from stdio_probe import env_args, spawn
 from tests.conftest import probe_env
 from tests.test_host_checks import fixture_host
-from tests.test_hostile import HOSTILE, PROBE, ROOT
+from tests.test_hostile import HOSTILE, PROBE
 from tests.test_outputs import github_env
 
 TESTS = Path(__file__).resolve().parent
@@ -35,7 +35,7 @@ def run_probe(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, list[str], 
     files = {name: tmp_path / name for name in ("results.json", "junit.xml", "summary.svg", "summary.md")}
     argv = [*args, "-v", "--out", str(files["results.json"]), "--junit", str(files["junit.xml"])]
     argv += ["--svg", str(files["summary.svg"]), "--window", "3"]
-    env = {**TOKENS, **probe_env({"PYTHONPATH": str(ROOT), **github_env(files["summary.md"])})}
+    env = {**TOKENS, **probe_env(github_env(files["summary.md"]))}
     with subprocess.Popen(
         [*PROBE, *argv], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
