@@ -40,7 +40,7 @@ from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.commands import UsageError, parse_args
 from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import ChildEnv, Options, Sdk
+from stdio_probe.model import Options, Sdk
 from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
 
@@ -153,7 +153,7 @@ def bisect_code(runs: list[dict], not_applicable: str = "skip") -> int:
     return {"reproduced": BISECT_BAD, "not_reproduced": BISECT_GOOD}.get(verdict, BISECT_SKIP)
 
 
-def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError, out: str, errors: Console) -> int:
+def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError, out: str, context: Context) -> int:
     """A bisection step whose SDK cannot be made ready: a results file whose run says why, then skip (125)."""
     facts = {"source": request.source}
     if request.source == "path":
@@ -162,8 +162,9 @@ def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError,
     options = Options()
     meta = record.metadata(options, record.main_argv(), datetime.datetime.now(datetime.UTC))
     meta["leftover_processes"] = 0  # no case ran: no fixture process was started
-    errors.print(write_results(out, record.results(meta, runs)), highlight=False, markup=False)
-    errors.print(bisect_line(runs[0], BISECT_SKIP), highlight=False, markup=False)
+    written = write_results(out, context.redact(record.results(meta, runs)))
+    context.errors.print(written, highlight=False, markup=False)
+    context.errors.print(bisect_line(runs[0], BISECT_SKIP), highlight=False, markup=False)
     return BISECT_SKIP
 
 
@@ -199,14 +200,20 @@ def main(argv: list[str] | None = None) -> int:
 
     A failure of the probe itself (an OSError such as a full disk or a closed stdout, or any bug) is one
     line on stderr and EXIT_INTERNAL, never a traceback.
+
+    First the probe's environment is made unreadable to other processes (spawn.undumpable), and the run's
+    one redactor built: every line printed and every record written or reported passes through it.
     """
-    errors = Console(stderr=True, soft_wrap=True)
+    spawn.undumpable()
+    argv = sys.argv[1:] if argv is None else argv
+    redact = env_args.redactor(argv)
+    errors = Console(file=env_args.MaskedStream(sys.stderr, redact), soft_wrap=True)
     _signalled.clear()
     # a signal ignored at start (SIGINT in a background job) stays ignored
     watched = [sig for sig in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(sig) != signal.SIG_IGN]
     previous = {sig: signal.signal(sig, _on_signal) for sig in watched}
     try:
-        return _run(sys.argv[1:] if argv is None else argv, errors)
+        return _run(argv, errors, redact)
     except Interrupted as exc:
         if not spawn.stopping():  # the runner stops the run itself when the signal reaches it there
             spawn.stop()
@@ -246,14 +253,16 @@ USAGE_ERRORS = (
 
 @dataclass(frozen=True)
 class Context:
-    """What every command is given besides its arguments: where the report and errors go, the expectations."""
+    """What every command is given besides its arguments: where the report and errors go, the expectations,
+    the run's redactor (env_args.redactor)."""
 
     console: Console
     errors: Console
     expected: dict | None
+    redact: env_args.Redactor
 
 
-def _run(argv: list[str], errors: Console) -> int:
+def _run(argv: list[str], errors: Console, redact: env_args.Redactor) -> int:
     """Parse, then the command from COMMANDS; bad input anywhere before a spawn is one line and exit 2."""
     bisecting = "--bisect" in argv
     try:
@@ -268,7 +277,8 @@ def _run(argv: list[str], errors: Console) -> int:
         if command.records:
             check_outputs(args)
             expected = expect.load(args.expect) if args.expect else None
-        return command.run(args, Context(Console(stderr=args.out == STDOUT), errors, expected))
+        console = Console(file=env_args.MaskedStream(sys.stderr if args.out == STDOUT else sys.stdout, redact))
+        return command.run(args, Context(console, errors, expected, redact))
     except USAGE_ERRORS as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
         return BISECT_ABORT if bisecting else EXIT_USAGE
@@ -287,13 +297,13 @@ def run_sdks(args: argparse.Namespace, context: Context) -> int:
         errors.print(f"error: {exc}", highlight=False, markup=False)
         if not args.bisect:
             return EXIT_USAGE
-        return bisect_unavailable(requests[0], case_ids, exc, args.out, errors)
+        return bisect_unavailable(requests[0], case_ids, exc, args.out, context)
 
     options = Options(window=args.window, method=args.method)
     rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in CASES[case_id].arms]
     code = record_and_finish(
         lambda live: runner.run_matrix(sdks, case_ids, options, live) + failed,
-        rows, options, Gate(case_ids, context.expected), args, (console, errors),
+        rows, options, Gate(case_ids, context.expected), args, (console, errors), context.redact,
     )
     return code or (EXIT_OK if sdks else EXIT_INTERNAL)  # no SDK could be made ready: nothing was probed
 
@@ -305,23 +315,22 @@ def record_and_finish(
     gate: Gate,
     args: argparse.Namespace,
     consoles: tuple[Console, Console],
-    env: ChildEnv | None = None,
+    redact: env_args.Redactor,
 ) -> int:
     """run(live view) -> runs; then reap, write results.json, report, gate: the end of every run.
 
-    Everything shown or written comes from the runs with env's values (--env) redacted."""
+    Everything shown or written comes from the runs with their secrets masked (redact), the live notes too."""
     console, errors = consoles
-    env = env or ChildEnv()
     started = datetime.datetime.now(datetime.UTC)
     with report.LiveArms(console, rows) as live:
 
         def shown(subject: str, case: str, arm: str, status: str, note: str) -> None:
-            live(subject, case, arm, status, env_args.redact(note, env))
+            live(subject, case, arm, status, redact.text(note))
 
         runs = run(shown)
     leftovers = spawn.reap_all()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
-    document = env_args.redact(record.results(meta, runs), env)
+    document = redact(record.results(meta, runs))
     runs = document["runs"]
     written = write_results(args.out, document)
     if leftovers:
@@ -346,7 +355,7 @@ def run_servers(args: argparse.Namespace, context: Context) -> int:
     rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].arms]
     return record_and_finish(
         lambda live: runner.run_servers(servers, check_ids, options, live),
-        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), env,
+        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), context.redact,
     )
 
 
@@ -366,7 +375,7 @@ def run_hosts(args: argparse.Namespace, context: Context) -> int:
     rows += [(h.label, check_ids[0], runner.SHARED_CONTROL) for h in hosts]
     return record_and_finish(
         lambda live: runner.run_hosts(hosts, check_ids, options, live),
-        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), env,
+        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), context.redact,
     )
 
 
@@ -376,7 +385,7 @@ def print_matrix(args: argparse.Namespace, context: Context) -> int:
         if args.sdk or args.python:
             raise UsageError("matrix: --host or --sdk/--python, not both")
         hosts = server_args.hosts(args.servers, env_args.resolve(args.env, args.inherit_env))
-        print(json.dumps(compare.host_matrix(hosts, selected_cases(args.only, HOST_CHECKS))))
+        print(context.redact.text(json.dumps(compare.host_matrix(hosts, selected_cases(args.only, HOST_CHECKS)))))
         return EXIT_OK
     case_ids = selected_cases(args.only)
     print(json.dumps(compare.matrix(sdk.requests(args.sdk, args.python, args.env_dir), case_ids)))
@@ -450,7 +459,7 @@ def compare_files(args: argparse.Namespace, context: Context) -> int:
     """compare OLD NEW: exit 1 when a verdict changed, like diff."""
     old, new = args.compare
     console = context.console
-    found, same = compare.changes(record.read(old), record.read(new))
+    found, same = compare.changes(context.redact(record.read(old)), context.redact(record.read(new)))
     names = (str(old), str(new))
     if args.markdown:
         print(compare.markdown(found, same, names), end="")
@@ -478,7 +487,7 @@ def merge_files(args: argparse.Namespace, context: Context) -> int:
         record.check_writable(out)
     except OSError as exc:
         raise UsageError(f"--merge: {exc}") from None
-    merged = compare.merge(inputs, record.main_argv())
+    merged = context.redact(compare.merge(inputs, record.main_argv()))
     kinds = {"host" if "host" in run else "server" if "server" in run else "sdk" for run in merged["runs"]}
     known = HOST_CHECKS if kinds == {"host"} else CHECKS if kinds == {"server"} else CASES
     gate = Gate(selected_cases(args.only, known), context.expected)

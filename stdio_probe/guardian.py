@@ -6,7 +6,8 @@ marker's value and the run folder's path into it first. The pipe reads EOF when 
 it ends: SIGKILL and a crash included, which no handler in the probe can cover. The guardian then kills
 every process carrying the run marker (spawn.reap_marked), removes the run folder (spawn.run_folder),
 and exits. After a normal end the probe has reaped its run already and the guardian finds nothing to
-kill. It carries no marker itself, in its environment or its command line.
+kill. It carries no marker itself, in its environment or its command line, and no secret: its
+environment is spawn.GUARDIAN_ENV, and it is made undumpable as the probe is.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ HANDED_LIMIT = 65536  # what the probe writes is two lines; more is not read
 
 
 def main() -> None:
+    spawn.undumpable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the probe's Ctrl-C is the probe's to handle
     handed = b""
     while chunk := os.read(0, 4096):

@@ -14,6 +14,7 @@ signalled as a number: the process that had it may have been reaped, and the num
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import shutil
@@ -66,6 +67,9 @@ _live: dict[subprocess.Popen | ForkedProcess, Pidfd | None] = {}  # what we star
 _live_lock = threading.Lock()
 _fork_servers: dict[tuple[str, tuple], ForkServer] = {}
 _stopping = threading.Event()
+# all the guardian gets of the probe's environment: what finds its interpreter and the probe's code (PYTHONPATH,
+# set by _guard), none of the probe's secrets
+GUARDIAN_ENV = ("PATH", "PYTHONHOME")
 _guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
 _guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
 _run_folder: list[str] = []  # run_folder(), made with the guardian
@@ -316,6 +320,17 @@ def run_folder() -> str:
     return _run_folder[0]
 
 
+PR_SET_DUMPABLE = 4
+
+
+def undumpable() -> None:
+    """Make this process's /proc/PID/environ, fd, mem (and core dumps) unreadable to other processes of its
+    user: a server under test runs as the probe's user, and its parent's environ holds the probe's secrets.
+    Exec resets it, so every process the probe starts stays readable to the probe (markers, proofs)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
 def _guard() -> None:
     """Start this process's guardian once, before its first child: guardian.py, in a session of its own,
     holding the read end of a pipe whose write end only this process holds. When this process ends,
@@ -328,9 +343,9 @@ def _guard() -> None:
         folder = tempfile.mkdtemp(prefix="probe-run-")
         read_fd, write_fd = os.pipe()  # both ends close-on-exec: no child of ours holds the write end
         log = tempfile.TemporaryFile()
-        env = {k: v for k, v in os.environ.items() if k not in (MARKER, SERVER_MARKER)}
+        env = {name: os.environ[name] for name in GUARDIAN_ENV if name in os.environ}
         env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")])
+            filter(None, [str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH")])
         )
         try:
             _guardian.append(

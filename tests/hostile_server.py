@@ -11,6 +11,8 @@ argument says:
   chatty      log 2 MB of lines on stdout before answering initialize
   asks-client answer ping only after the client answered its own sampling/createMessage request
   slack       answer a tools/call with many small unflushed-at-once writes that leave slack in the pipe
+  dump-env    report what it can read of its and its ancestors' environments (env_dump.py) on stderr and
+              stdout, and answer initialize with an error whose message is its parent's environment
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import os
 import signal
 import sys
 import time
+
+import env_dump
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
 
@@ -57,6 +61,8 @@ def hop() -> None:
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if MODE == "dump-env":
+        env_dump.report()
     if MODE == "chatty":
         for n in range(40_000):
             os.write(1, f"log line {n}: starting up, nothing to see here yet\n".encode())
@@ -66,7 +72,10 @@ def main() -> None:
         except ValueError:
             continue
         method = request.get("method")
-        if method == "initialize":
+        if method == "initialize" and MODE == "dump-env":
+            message = env_dump.environ_of(os.getppid())
+            write({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32603, "message": message}})
+        elif method == "initialize":
             if MODE == "hopper":  # before the answer: the daemon exists once the handshake is done
                 hop()
             answer(

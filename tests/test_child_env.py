@@ -128,6 +128,6 @@ def test_argv_is_recorded_with_values_masked():
 
 
 def test_redact_replaces_values_in_strings_only_when_long_enough():
-    env = ChildEnv({"TOKEN": "tok-123456", "FLAG": "1"})
+    redact = env_args.redactor(["--env", "TOKEN=tok-123456", "--env", "FLAG=1"], {})
     document = {"stderr": "TOKEN=tok-123456 FLAG=1", "pid": 1, "lines": ["tok-123456"]}
-    assert env_args.redact(document, env) == {"stderr": "TOKEN=*** FLAG=1", "pid": 1, "lines": ["***"]}
+    assert redact(document) == {"stderr": "TOKEN=*** FLAG=1", "pid": 1, "lines": ["***"]}
