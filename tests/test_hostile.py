@@ -197,6 +197,44 @@ def test_signals_pressed_repeatedly_end_a_blocked_run_within_2_s_in_one_line(sig
     assert marked(run_id) == [] and out.read_text() == "previous"
 
 
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler of its own for SIGTERM (SigCgt in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("sig", "at"),
+    [(signal.SIGINT, 0.05), (signal.SIGINT, 0.2), (signal.SIGINT, 0.5), (signal.SIGINT, 1.0), (signal.SIGTERM, 0.05)],
+)
+def test_a_signal_at_any_moment_from_the_first_instruction_on_is_one_line_and_its_code(sig, at, tmp_path):
+    """A signal sent at s after the probe was started, pressed twice, from its imports to its arms: exit 130
+    or 143, one line, nothing left alive, no results written. L1 by the window method runs for seconds, so
+    the last moment still falls inside the run, however fast the machine.
+
+    Never sent before the entry point's handlers are in place (SIGTERM caught, which Python itself does not
+    do): before them the signal meets the interpreter's own start-up (its KeyboardInterrupt, or death by
+    the signal), which no code of the probe can run in. On a loaded machine the 0.05 s signal is sent
+    as soon as they are, later than 0.05 s; what is asserted is the code and the line, not the timing.
+    """
+    out = tmp_path / "results.json"
+    started = time.monotonic()
+    process, run_id = start_probe("--only", "L1", "--method", "window", "--out", str(out))
+    while not _catches_sigterm(process.pid):
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.002)
+    time.sleep(max(0.0, started + at - time.monotonic()))
+    for _ in range(2):
+        process.send_signal(sig)
+        time.sleep(0.02)
+    _, err = process.communicate(timeout=30)
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    assert (process.returncode, err.count("\n"), err.split(":")[0]) == (128 + sig, 1, word), err
+    assert marked(run_id) == [] and not out.exists()
+
+
 def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     """SIGKILL while a pid hopper's daemon and a server that ignores EOF and SIGTERM are alive (S1 waits its
     window on the latter): the guardian reaps them all."""
