@@ -41,7 +41,7 @@ from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.commands import UsageError, parse_args
 from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import ChildEnv, Options, Sdk
+from stdio_probe.model import ChildEnv, Options, Sdk, printable, printable_all
 from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
 
@@ -172,7 +172,7 @@ def bisect_line(run: dict, code: int) -> str:
     named += [f"commit {facts['commit'][:12]}"] if facts.get("commit") else []
     subject = ", ".join(named) or facts["spec"]
     why = "" if run["verdict"] in ("reproduced", "not_reproduced") else f" ({run['reason']})"
-    return f"bisect: {run['case']} on {subject}: {run['verdict']}{why}, exit {code}"
+    return printable(f"bisect: {run['case']} on {subject}: {run['verdict']}{why}, exit {code}")
 
 
 def entry_point() -> None:
@@ -427,8 +427,12 @@ class Gate:
 def finish(
     runs: list[dict], gate: Gate, args: argparse.Namespace, written: str, consoles: tuple[Console, Console]
 ) -> int:
-    """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code."""
+    """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code.
+
+    Everything from here on shows the runs and expectations made printable: a server's stderr, a note or
+    a label with control characters, ESC or lone surrogates reaches no terminal, XML or markdown raw."""
     console, errors = consoles
+    runs, gate = printable_all(runs), Gate(gate.case_ids, printable_all(gate.expected))
     summary = report.summary(runs, args.verbose)
     report.print_lines(console, summary)
     console.print(written, highlight=False, markup=False)
@@ -453,7 +457,7 @@ def compare_files(args: argparse.Namespace, context: Context) -> int:
     """compare OLD NEW: exit 1 when a verdict changed, like diff."""
     old, new = args.compare
     console = context.console
-    found, same = compare.changes(record.read(old), record.read(new))
+    found, same = compare.changes(printable_all(record.read(old)), printable_all(record.read(new)))
     names = (str(old), str(new))
     if args.markdown:
         print(compare.markdown(found, same, names), end="")

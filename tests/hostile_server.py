@@ -11,6 +11,8 @@ argument says:
   chatty      log 2 MB of lines on stdout before answering initialize
   asks-client answer ping only after the client answered its own sampling/createMessage request
   slack       answer a tools/call with many small unflushed-at-once writes that leave slack in the pipe
+  garbled     write GARBLE (ESC sequences, control characters, invalid UTF-8) to stdout and stderr
+              before answering initialize
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import sys
 import time
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
+GARBLE = b"\x1b[31mred\x1b[0m \x01bell\x07 \xff\xfe bad utf-8\n"
 
 
 def write(message: dict) -> None:
@@ -60,6 +63,9 @@ def main() -> None:
     if MODE == "chatty":
         for n in range(40_000):
             os.write(1, f"log line {n}: starting up, nothing to see here yet\n".encode())
+    if MODE == "garbled":
+        os.write(1, GARBLE)
+        os.write(2, GARBLE)
     for raw in sys.stdin.buffer:
         try:
             request = json.loads(raw)

@@ -17,11 +17,12 @@ import subprocess
 import sys
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from stdio_probe import cli, runner, sample, spawn, wire
+from stdio_probe import cli, model, runner, sample, spawn, wire
 from stdio_probe.model import Options, Server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -254,6 +255,27 @@ def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     killed = time.monotonic()
     while marked(run_id) and time.monotonic() - killed < GUARDIAN_BOUND:
         time.sleep(0.1)
+    assert marked(run_id) == []
+
+
+def test_a_server_and_a_label_with_esc_control_characters_and_invalid_utf8_give_well_formed_outputs(tmp_path):
+    """A server that writes ESC sequences, control characters and invalid UTF-8 to stdout and stderr, run
+    through a program whose name (its default label) holds ESC and a byte that is not UTF-8: JUnit and SVG
+    parse, and the report and -v's evidence show every such character escaped."""
+    program = os.path.join(os.fsencode(tmp_path), b"py\x1b[31m\xff")
+    os.symlink(sys.executable, program)
+    junit, svg = tmp_path / "j.xml", tmp_path / "s.svg"
+    command = f"{os.fsdecode(program)} {HOSTILE} garbled"
+    args = ["server", command, "--only", "S4,S1", "--window", "3", "-v", "--junit", str(junit), "--svg", str(svg)]
+    process, run_id = start_probe(*args, "--out", str(tmp_path / "r.json"))
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    root = ET.parse(junit).getroot()
+    assert {case.get("classname") for case in root.iter("testcase")} == {"py\\x1b[31m\\udcff"}
+    ET.parse(svg)
+    assert "py\\x1b[31m\\udcff" in out and "\\x01bell\\x07" in out  # the label, and -v's evidence of S4
+    for text in (out, err, junit.read_text(), svg.read_text()):
+        assert not model.UNPRINTABLE.search(text), text
     assert marked(run_id) == []
 
 
