@@ -1,6 +1,5 @@
 """Probe the stdio lifecycle defects of the MCP Python SDK, and of any stdio MCP server."""
 
-from importlib.resources import files
 from pathlib import Path
 
 __version__ = "0.3.0"
@@ -12,6 +11,8 @@ def package_file(name: str) -> Path:
     The fixtures are run as scripts by other interpreters, so they must be real files: an installed
     wheel and a checkout both have them on disk.
     """
+    from importlib.resources import files  # here, not above: the entry points' signal handlers come first (start.py)
+
     path = files(__name__) / name
     if not isinstance(path, Path):
         raise RuntimeError(f"stdio_probe is not installed on a file system ({path}): its fixtures cannot run")

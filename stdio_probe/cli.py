@@ -34,17 +34,18 @@ from stdio_probe import (
     sdk,
     server_args,
     spawn,
+    start,
     usage,
 )
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.commands import UsageError, parse_args
 from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import Options, Sdk
+from stdio_probe.model import Options, Sdk, printable, printable_all
 from stdio_probe.record import ResultsError
 from stdio_probe.sdk import SdkError
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED, EXIT_SIGINT, EXIT_SIGTERM = 0, 1, 2, 3, 130, 143
+EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3  # a signal's, 130 and 143: start.CODES
 EXIT_INTERNAL = 4  # the probe itself failed (a full disk, a closed stdout, a bug): never 1, which is "mismatch"
 STDOUT = "-"  # --out -: results.json on stdout, the report on stderr
 # --bisect speaks git bisect run: 0 good, 1 bad, 125 skip (cannot tell), above 127 abort the bisection.
@@ -62,15 +63,12 @@ class Interrupted(BaseException):
         self.signum = signum
 
 
-_signalled: list[int] = []  # the first SIGINT or SIGTERM of this run; any later one is ignored
-
-
 def _on_signal(signum: int, frame: object) -> None:
     """The first SIGINT or SIGTERM raises Interrupted; a second (Ctrl-C pressed again) does nothing, so
     no exception is raised inside the cleanup the first one started."""
-    if _signalled:
+    if start.received:
         return
-    _signalled.append(signum)
+    start.received.append(signum)
     raise Interrupted(signum)
 
 
@@ -175,17 +173,21 @@ def bisect_line(run: dict, code: int) -> str:
     named += [f"commit {facts['commit'][:12]}"] if facts.get("commit") else []
     subject = ", ".join(named) or facts["spec"]
     why = "" if run["verdict"] in ("reproduced", "not_reproduced") else f" ({run['reason']})"
-    return f"bisect: {run['case']} on {subject}: {run['verdict']}{why}, exit {code}"
+    return printable(f"bisect: {run['case']} on {subject}: {run['verdict']}{why}, exit {code}")
 
 
 def entry_point() -> None:
-    """The console script, python -m stdio_probe and probe_stdio_lifecycle.py.
+    """The CLI of every entry point (start.main, which put its signal handlers in place first).
 
     The process ends with os._exit: an interrupted run leaves arm threads that may still be inside a
     bounded wait (their servers are already killed), and interpreter shutdown would join them; and a
     closed stdout must not print a traceback when Python flushes it at exit.
     """
-    code = main()
+    try:
+        code = main()
+    except Interrupted as exc:  # the first signal landed as main put the handlers back: the run was over
+        _say(Console(stderr=True, soft_wrap=True), f"{start.WORDS[exc.signum]}: nothing left running")
+        code = start.CODES[exc.signum]
     try:
         sys.stdout.flush()
     except OSError:
@@ -199,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the probe; every exit path, a signal included, reaps what the run spawned.
 
     A failure of the probe itself (an OSError such as a full disk or a closed stdout, or any bug) is one
-    line on stderr and EXIT_INTERNAL, never a traceback.
+    line on stderr and EXIT_INTERNAL, never a traceback; after a signal, any failure is the signal's
+    (its Interrupted may come out of an import or a thread pool as another exception).
 
     First the probe's environment is made unreadable to other processes (spawn.undumpable), and the run's
     one redactor built: every line printed and every record written or reported passes through it.
@@ -208,31 +211,31 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     redact = env_args.redactor(argv)
     errors = Console(file=env_args.MaskedStream(sys.stderr, redact), soft_wrap=True)
-    _signalled.clear()
-    # a signal ignored at start (SIGINT in a background job) stays ignored
-    watched = [sig for sig in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(sig) != signal.SIG_IGN]
-    previous = {sig: signal.signal(sig, _on_signal) for sig in watched}
+    start.received.clear()
+    previous = {}
     try:
-        return _run(argv, errors, redact)
+        try:
+            for sig in start.CODES:
+                if signal.getsignal(sig) != signal.SIG_IGN:  # a signal ignored at start stays ignored
+                    previous[sig] = signal.signal(sig, _on_signal)
+            return _run(argv, errors, redact)
+        except Exception as exc:
+            if start.received:
+                raise Interrupted(start.received[0]) from None
+            what = "error" if isinstance(exc, OSError) else f"internal error: {type(exc).__name__}"  # else a bug
+            _say(errors, f"{what}: {exc}")
+            return EXIT_INTERNAL
+        finally:
+            if not start.received and not spawn.stopping():  # after a signal, spawn.stop() below reaps
+                spawn.reap_all()
     except Interrupted as exc:
         if not spawn.stopping():  # the runner stops the run itself when the signal reaches it there
             spawn.stop()
-        what = "interrupted" if exc.signum == signal.SIGINT else "terminated"
-        _say(errors, f"{what}: every process reaped, no results written")
-        return EXIT_SIGINT if exc.signum == signal.SIGINT else EXIT_SIGTERM
-    except OSError as exc:
-        _say(errors, f"error: {exc}")
-        return EXIT_INTERNAL
-    except Exception as exc:  # a bug of the probe: still one line, still a distinct code
-        _say(errors, f"internal error: {type(exc).__name__}: {exc}")
-        return EXIT_INTERNAL
+        _say(errors, f"{start.WORDS[exc.signum]}: every process reaped, no results written")
+        return start.CODES[exc.signum]
     finally:
-        try:
-            if not spawn.stopping():
-                spawn.reap_all()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _say(errors: Console, line: str) -> None:
@@ -433,8 +436,12 @@ class Gate:
 def finish(
     runs: list[dict], gate: Gate, args: argparse.Namespace, written: str, consoles: tuple[Console, Console]
 ) -> int:
-    """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code."""
+    """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code.
+
+    Everything from here on shows the runs and expectations made printable: a server's stderr, a note or
+    a label with control characters, ESC or lone surrogates reaches no terminal, XML or markdown raw."""
     console, errors = consoles
+    runs, gate = printable_all(runs), Gate(gate.case_ids, printable_all(gate.expected))
     summary = report.summary(runs, args.verbose)
     report.print_lines(console, summary)
     console.print(written, highlight=False, markup=False)
@@ -459,7 +466,9 @@ def compare_files(args: argparse.Namespace, context: Context) -> int:
     """compare OLD NEW: exit 1 when a verdict changed, like diff."""
     old, new = args.compare
     console = context.console
-    found, same = compare.changes(context.redact(record.read(old)), context.redact(record.read(new)))
+    found, same = compare.changes(
+        printable_all(context.redact(record.read(old))), printable_all(context.redact(record.read(new)))
+    )
     names = (str(old), str(new))
     if args.markdown:
         print(compare.markdown(found, same, names), end="")

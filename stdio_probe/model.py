@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,35 @@ def shorten(text: str, limit: int = BRIEF_CHARS) -> str:
         return text
     cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:")
     return f"{cut}…"
+
+
+# what no output may hold raw: C0 controls but tab and newline, ESC among them; DEL and C1 (a terminal reads
+# \x9b as ESC [); lone surrogates (invalid UTF-8 read with surrogateescape, or a JSON \ud800), which
+# UTF-8 cannot encode; U+FFFE and U+FFFF. XML 1.0 forbids most of them even as character references.
+UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def printable(text: str) -> str:
+    """text with each character of UNPRINTABLE as a visible escape (\\x1b, \\udcff): the one escaping of every
+    writer (the report, -v, the live view, JUnit, SVG, the job summary and annotations)."""
+    return UNPRINTABLE.sub(_escape, text)
+
+
+def _escape(found: re.Match) -> str:
+    code = ord(found[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable_all(value: Any) -> Any:
+    """A copy of a results document (or loaded expectations, keyed by tuples) with every string, keys
+    included, made printable."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_all(key): printable_all(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(printable_all(item) for item in value)
+    return value
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stdio_probe.decide import contract_status
-from stdio_probe.model import shorten
+from stdio_probe.model import printable, shorten
 from stdio_probe.record import subject, subject_title, write_text_atomic
 
 STYLES = {
@@ -97,7 +97,7 @@ class LiveArms:
         """The progress line of a (subject, case) whose last arm has finished, flushed at once."""
         self.cases_done += 1
         line = f"{self.cases_done}/{len(self.arms_left)} {sdk} {case}: arms done ({self.done} of {self.total} arms)"
-        self.console.file.write(line + "\n")
+        self.console.file.write(printable(line) + "\n")
         self.console.file.flush()
 
     def _view(self) -> Table:
@@ -106,10 +106,14 @@ class LiveArms:
             table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=24)
         table.add_column("seen", no_wrap=True, overflow="ellipsis")
         for row, note in self.finished:
-            table.add_row(*map(Text, row), Text(note, style="dim"))
+            table.add_row(*_cells(row), Text(printable(note), style="dim"))
         for row in self.running:
-            table.add_row(*map(Text, row), Text("running", style="cyan"))
+            table.add_row(*_cells(row), Text("running", style="cyan"))
         return table
+
+
+def _cells(row: tuple[str, str, str]) -> list[Text]:
+    return [Text(printable(cell)) for cell in row]
 
 
 def summary(runs: list[dict], verbose: bool = False) -> RenderableType:

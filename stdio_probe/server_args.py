@@ -24,7 +24,7 @@ import shlex
 import shutil
 
 from stdio_probe.eras import ERAS
-from stdio_probe.model import ChildEnv, Host, Server
+from stdio_probe.model import ChildEnv, Host, Server, printable
 
 
 class ServerArgsError(Exception):
@@ -171,8 +171,12 @@ def _argv(flag: str, command: str, needs_server_word: bool = False) -> list[str]
 
 def _label(entry: dict, argv: list[str], labels: set[str], kind: str) -> str:
     """The entry's label (--name, else its program's name), added to labels: a repeated program's gets
-    " #2", " #3"...; a repeated --name is an error (kind: "servers" or "hosts")."""
+    " #2", " #3"...; a repeated --name is an error (kind: "servers" or "hosts"), and so is one that every
+    output would have to show escaped (control characters, ESC, invalid UTF-8: model.printable), a tab or
+    a newline."""
     label = entry.get("label") or os.path.basename(argv[0])
+    if "label" in entry and (printable(label) != label or "\t" in label or "\n" in label):
+        raise ServerArgsError(f"--name {label!r}: control characters or invalid UTF-8; name it in plain text")
     if label in labels:
         if "label" in entry:
             raise ServerArgsError(f"--name {label!r} names two {kind}")

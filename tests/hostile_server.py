@@ -13,6 +13,8 @@ argument says:
   slack       answer a tools/call with many small unflushed-at-once writes that leave slack in the pipe
   dump-env    report what it can read of its and its ancestors' environments (env_dump.py) on stderr and
               stdout, and answer initialize with an error whose message is its parent's environment
+  garbled     write GARBLE (ESC sequences, control characters, invalid UTF-8) to stdout and stderr
+              before answering initialize
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import time
 import env_dump
 
 MODE = sys.argv[1] if len(sys.argv) > 1 else ""
+GARBLE = b"\x1b[31mred\x1b[0m \x01bell\x07 \xff\xfe bad utf-8\n"
 
 
 def write(message: dict) -> None:
@@ -66,6 +69,9 @@ def main() -> None:
     if MODE == "chatty":
         for n in range(40_000):
             os.write(1, f"log line {n}: starting up, nothing to see here yet\n".encode())
+    if MODE == "garbled":
+        os.write(1, GARBLE)
+        os.write(2, GARBLE)
     for raw in sys.stdin.buffer:
         try:
             request = json.loads(raw)

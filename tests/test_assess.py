@@ -238,3 +238,11 @@ def test_l12_a_server_that_exited_before_it_waited_for_input_says_so():
     exited = {**never_idle, "ended_by": "self", "exit_code": 1}
     finding = CASES["L12"].assess(exited)
     assert finding.shown is None and finding.note == "the server exited (exit 1) before it waited for input"
+
+
+def test_h5_a_host_gone_before_the_server_stamped_its_exit_is_timed_before_it_not_negative():
+    bug = _good_host_bug("H5")
+    died = next(e for e in bug["events"] if e["event"] == "exit" and e["launch"] == 1)
+    finding = HOST_CHECKS["H5"].assess({**bug, "host_exit_t": died["t"] - 0.02})
+    assert finding.shown is False and "exited 0.02 s before the server died" in finding.note, finding
+    assert "-" not in finding.short

@@ -17,11 +17,12 @@ import subprocess
 import sys
 import time
 import uuid
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from stdio_probe import cli, runner, sample, spawn, wire
+from stdio_probe import cli, model, runner, sample, spawn, wire
 from stdio_probe.model import Options, Server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -197,6 +198,44 @@ def test_signals_pressed_repeatedly_end_a_blocked_run_within_2_s_in_one_line(sig
     assert marked(run_id) == [] and out.read_text() == "previous"
 
 
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler of its own for SIGTERM (SigCgt in /proc/PID/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
+    return False
+
+
+@pytest.mark.parametrize(
+    ("sig", "at"),
+    [(signal.SIGINT, 0.05), (signal.SIGINT, 0.2), (signal.SIGINT, 0.5), (signal.SIGINT, 1.0), (signal.SIGTERM, 0.05)],
+)
+def test_a_signal_at_any_moment_from_the_first_instruction_on_is_one_line_and_its_code(sig, at, tmp_path):
+    """A signal sent at s after the probe was started, pressed twice, from its imports to its arms: exit 130
+    or 143, one line, nothing left alive, no results written. L1 by the window method runs for seconds, so
+    the last moment still falls inside the run, however fast the machine.
+
+    Never sent before the entry point's handlers are in place (SIGTERM caught, which Python itself does not
+    do): before them the signal meets the interpreter's own start-up (its KeyboardInterrupt, or death by
+    the signal), which no code of the probe can run in. On a loaded machine the 0.05 s signal is sent
+    as soon as they are, later than 0.05 s; what is asserted is the code and the line, not the timing.
+    """
+    out = tmp_path / "results.json"
+    started = time.monotonic()
+    process, run_id = start_probe("--only", "L1", "--method", "window", "--out", str(out))
+    while not _catches_sigterm(process.pid):
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.002)
+    time.sleep(max(0.0, started + at - time.monotonic()))
+    for _ in range(2):
+        process.send_signal(sig)
+        time.sleep(0.02)
+    _, err = process.communicate(timeout=30)
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    assert (process.returncode, err.count("\n"), err.split(":")[0]) == (128 + sig, 1, word), err
+    assert marked(run_id) == [] and not out.exists()
+
+
 def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     """SIGKILL while a pid hopper's daemon and a server that ignores EOF and SIGTERM are alive (S1 waits its
     window on the latter): the guardian reaps them all."""
@@ -216,6 +255,27 @@ def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     killed = time.monotonic()
     while marked(run_id) and time.monotonic() - killed < GUARDIAN_BOUND:
         time.sleep(0.1)
+    assert marked(run_id) == []
+
+
+def test_a_server_and_a_label_with_esc_control_characters_and_invalid_utf8_give_well_formed_outputs(tmp_path):
+    """A server that writes ESC sequences, control characters and invalid UTF-8 to stdout and stderr, run
+    through a program whose name (its default label) holds ESC and a byte that is not UTF-8: JUnit and SVG
+    parse, and the report and -v's evidence show every such character escaped."""
+    program = os.path.join(os.fsencode(tmp_path), b"py\x1b[31m\xff")
+    os.symlink(sys.executable, program)
+    junit, svg = tmp_path / "j.xml", tmp_path / "s.svg"
+    command = f"{os.fsdecode(program)} {HOSTILE} garbled"
+    args = ["server", command, "--only", "S4,S1", "--window", "3", "-v", "--junit", str(junit), "--svg", str(svg)]
+    process, run_id = start_probe(*args, "--out", str(tmp_path / "r.json"))
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    root = ET.parse(junit).getroot()
+    assert {case.get("classname") for case in root.iter("testcase")} == {"py\\x1b[31m\\udcff"}
+    ET.parse(svg)
+    assert "py\\x1b[31m\\udcff" in out and "\\x01bell\\x07" in out  # the label, and -v's evidence of S4
+    for text in (out, err, junit.read_text(), svg.read_text()):
+        assert not model.UNPRINTABLE.search(text), text
     assert marked(run_id) == []
 
 

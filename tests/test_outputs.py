@@ -9,6 +9,7 @@ makes a second subject, is shard b.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import io
 import json
@@ -23,7 +24,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from stdio_probe import __version__, ci_output, cli, expect, report
+from stdio_probe import __version__, ci_output, cli, expect, model, report
 from stdio_probe.cases import CASES
 from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
 from tests.conftest import WIDTH, probe_env
@@ -314,3 +315,58 @@ def test_written_expectations_split_one_version_by_subject_when_its_runs_disagre
     path = tmp_path / "expect.json"
     path.write_text(json.dumps(document))
     assert expect.problems(expect.load(path), runs, ["L1"]) == []
+
+
+RECORDS = ROOT / "tests" / "data" / "records"
+GARBLED = "\x1b[31mred\x1b[0m \x01bell\x07 \ud800 \x9b2J"  # ESC, controls, a lone surrogate, a C1 CSI
+
+
+def test_every_output_of_stored_records_with_garbled_text_is_well_formed_and_escaped(tmp_path, monkeypatch):
+    """Server runs whose label, reason, headline and notes carry ESC, control characters and a lone surrogate
+    (what a server's stderr or an invalid UTF-8 argument brings), gated by an expectation they miss: the
+    report, -v, JUnit, SVG, the job summary and the annotations hold them only as visible escapes."""
+    runs = json.loads((RECORDS / "servers.json").read_text())["runs"][:3]
+    for run in runs:
+        run["server"]["label"] = f"srv{GARBLED}"
+        run["reason"] += f" stderr: {GARBLED}"
+        run["headline"] = f"seen {GARBLED}"
+        run["mitigation"]["note"] += GARBLED
+    expected = expect.parse({run["case"]: {f"srv{GARBLED}": "inconclusive"} for run in runs}, "test")
+    summary, junit, svg = tmp_path / "summary.md", tmp_path / "j.xml", tmp_path / "s.svg"
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    out, err = io.StringIO(), io.StringIO()
+    for verbose in (False, True):
+        args = argparse.Namespace(verbose=verbose, svg=svg, junit=junit, write_expect=None)
+        gate = cli.Gate([run["case"] for run in runs], expected)
+        code = cli.finish(runs, gate, args, "written", (Console(file=out, width=WIDTH), Console(file=err)))
+        assert code == cli.EXIT_MISMATCH
+        ET.parse(junit)
+        ET.parse(svg)
+    texts = (out.getvalue(), err.getvalue(), summary.read_text(), junit.read_text(), svg.read_text())
+    for text in texts:
+        assert not model.UNPRINTABLE.search(text), text
+    assert "::error title=verdict mismatch::" in out.getvalue() and "srv\\x1b[31m" in out.getvalue()
+    assert "\\x01bell\\x07 \\ud800 \\x9b2J" in out.getvalue() and "\\ud800" in junit.read_text()
+
+
+def test_the_live_view_escapes_labels_and_notes():
+    rows = [(f"srv{GARBLED}", "S1", "bug")]
+    out = io.StringIO()
+    live = report.LiveArms(Console(file=out, width=WIDTH), rows)
+    live(*rows[0], "done", f"seen {GARBLED}")
+    view = io.StringIO()
+    Console(file=view, width=200).print(live._view())
+    for text in (out.getvalue(), view.getvalue()):
+        assert not model.UNPRINTABLE.search(text) and "srv\\x1b[31m" in text, text
+    assert "seen \\x1b[31m" in view.getvalue()
+
+
+def test_a_name_with_control_characters_or_invalid_utf8_is_refused_before_anything_runs(tmp_path):
+    previous = tmp_path / "results.json"
+    previous.write_text("previous")
+    for name in ("ctl\x01", "esc\x1b[31m", "bad\udcff", "two\nlines"):
+        done = probe("server", sys.executable, "--name", name, "--junit", "j.xml", "--out", str(previous), cwd=tmp_path)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "control characters or invalid UTF-8" in done.stderr and not model.UNPRINTABLE.search(done.stderr)
+        assert previous.read_text() == "previous" and not (tmp_path / "j.xml").exists()

@@ -27,11 +27,14 @@ def assess_bug(record: dict) -> Finding:
     if "stuck" in record:
         note = session.stuck_note(record["stuck"], "the server's exit")
         return Finding(True, f"call pending: {note} (a child holds its stdout)", note)
+    # the server stamps its exit as it ends (in a signal's handler too), the probe the host's when it polls: a
+    # host that gave up, or ended the server as it exited, can be gone before the server's stamp
     took = record["host_exit_t"] - died["t"]
+    when = f"{took:.2f} s after" if took >= 0 else f"{-took:.2f} s before"
     return Finding(
         False,
-        f"host exited {took:.2f} s after the server died (exit {record['host']['exit_code']})",
-        f"host exited {took:.2f} s after the server died",
+        f"host exited {when} the server died (exit {record['host']['exit_code']})",
+        f"host exited {when} the server died",
     )
 
 
