@@ -86,7 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
         metavar="LABEL",
         const="label",
         **common,
-        help="the server's or host's label in the report and --expect (default: its program's name)",
+        help="the server's or host's label in the report and --expect (default: its program's name); printable text "
+        "only (a control character or ESC is refused)",
     )
     if command == "server":
         group.add_argument(
