@@ -44,6 +44,7 @@ _WAITS = {
 _WRITE = {"x86_64": 1, "aarch64": 64}
 _READ = {"x86_64": 0, "aarch64": 63}
 FUTEX_PRIVATE_FLAG = 128
+MAX_POLL_FDS = 1 << 20  # poll(2) refuses more fds than RLIMIT_NOFILE, whose hard ceiling is fs.nr_open (1 << 20)
 ARCH = platform.machine()
 
 
@@ -126,7 +127,9 @@ def describe_syscall(line: str | None) -> dict:
     """Parse /proc/<pid>/task/<tid>/syscall: name, args, whether it waits with no timeout, and what it waits on.
 
     epoll waits carry their epoll fd, poll waits the address and count of their pollfd array, futex waits
-    whether the futex is private to the process (a shared one can be woken from another process).
+    whether the futex is private to the process (a shared one can be woken from another process). Arguments
+    are read only for the calls whose arguments are known: wait4's, pause's and rt_sigsuspend's are not a
+    pollfd array, and reading them as one read a stack pointer as a count.
     """
     if line is None:
         return {"readable": False}
@@ -148,7 +151,7 @@ def describe_syscall(line: str | None) -> dict:
             entry["epfd"] = args[0]
         elif name == "futex":
             entry["private"] = bool(args[1] & FUTEX_PRIVATE_FLAG)
-        else:
+        elif name in ("poll", "ppoll"):
             entry.update(pollfds=args[0], nfds=args[1])
     return entry
 
@@ -242,11 +245,16 @@ def epoll_interest(pid: int, epfd: int) -> list[dict] | None:
 
 
 def poll_fds(pid: int, address: int, count: int) -> list[int] | None:
-    """The fds of a blocked poll's pollfd array, read from the process's memory (needs ptrace access)."""
+    """The fds of a blocked poll's pollfd array, read from the process's memory (needs ptrace access).
+
+    None when it cannot be read as one: a count past the kernel's limit on open files (the thread left its
+    poll between the two readings and the words are another call's), or memory that is gone or changed."""
+    if not 0 < count <= MAX_POLL_FDS:
+        return None
     try:
         with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
             data = os.pread(mem.fileno(), 8 * count, address)
-    except (OSError, OverflowError, ValueError):
+    except (OSError, OverflowError, ValueError, MemoryError):
         return None
     if len(data) != 8 * count:
         return None

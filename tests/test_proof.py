@@ -8,7 +8,11 @@ server-API pair.
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -93,3 +97,40 @@ def test_blocked_test_counts_proofs_in_a_row_within_one_wait(monkeypatch):
     assert all(test(1, marker, 0.1, "calling") is None for _ in short)
     assert test(1, marker, 0.1, "first") is None
     assert [test(1, marker, 0.1, "first") for _ in short][-1]["decided_by"] == "proof"
+
+
+WAITER = """
+import os, random, time
+while True:
+    child = os.fork()
+    if child == 0:
+        time.sleep(random.random() * 0.004)
+        os._exit(0)
+    os.waitpid(child, 0)
+"""
+
+
+def test_the_syscall_reader_survives_a_helper_that_exits_between_readings():
+    """A process that waits for a child in wait4 (as a fix that waits for its helper at EOF does), its children
+    exiting while the reader reads: wait4's arguments are never taken for a pollfd array, and whatever a thread
+    was doing by the next reading makes the attempt unproven, never an exception (a MemoryError once)."""
+    waiter = subprocess.Popen([sys.executable, "-c", WAITER], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        readings = waits = 0
+        while readings < 400 and time.monotonic() < deadline:
+            proof = hang.prove_waiting_forever(waiter.pid, ("PROBE_SPAWN_ID", "none"))
+            assert isinstance(proof["proven"], bool)
+            calls = [thread["syscall"] for thread in proof["threads"]]
+            waits += sum(1 for call in calls if call.get("name") == "wait4")
+            assert all("pollfds" not in call for call in calls if call.get("name") not in ("poll", "ppoll")), calls
+            readings += 1
+        assert waits > 0  # the reader met wait4: the test decided something
+    finally:
+        waiter.kill()
+        waiter.wait()
+
+
+def test_a_poll_array_of_an_impossible_size_is_not_read():
+    assert sample.poll_fds(os.getpid(), 0x57D7, 0x7FFE8BA53A4C) is None
+    assert "pollfds" not in sample.describe_syscall("61 0xffffffff 0x7ffe8ba53a4c 0x0 0x0 0x0 0x0 0x7ffe 0x7f")
