@@ -74,6 +74,7 @@ SHAPES = {
     "ignores SIGINT": (("--ignore-sigint",), WELL | {"S9": BUG}),
     "traceback at EOF": (("--traceback-at-eof",), WELL | {"S10": BUG}),
     "SIGTERM waits for the unread answer": (("--drain-on-sigterm",), WELL | {"S11": BUG}),
+    "a signal aborts it": (("--abort-on-signal",), WELL | {"S14": BUG}),
 }
 
 

@@ -15,13 +15,14 @@ from stdio_probe.model import Finding, Probe
 ID = "S10"
 TITLE = "idle stdin EOF: exit 0, no signal, no crash trace on stderr"
 ARMS = ("bug",)
-CRASH_MARKS = ("Traceback (most recent call last)", "panic:", "Fatal Python error", "thread '", "Segmentation fault")
+RUNTIME_CRASH_MARKS = ("panic:", "Fatal Python error", "thread '", "Segmentation fault")  # a runtime that gave up
+CRASH_MARKS = ("Traceback (most recent call last)", *RUNTIME_CRASH_MARKS)
 
 
-def crash_trace(stderr: str) -> str | None:
-    """The first line of stderr that starts a crash trace, or None."""
+def crash_trace(stderr: str, marks: tuple[str, ...] = CRASH_MARKS) -> str | None:
+    """The first line of stderr that starts a crash trace (one of marks), or None."""
     for line in stderr.splitlines():
-        if any(mark in line for mark in CRASH_MARKS) and ("panicked" in line or not line.startswith("thread '")):
+        if any(mark in line for mark in marks) and ("panicked" in line or not line.startswith("thread '")):
             return line.strip()[:120]
     return None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -11,11 +13,11 @@ ARMS = ("bug",)
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
-    """initialize, then SIGTERM to the server's pid alone; wait the bound for its exit."""
+    """initialize, then SIGTERM to the server's pid alone; wait the bound for its exit (and once more after a
+    second SIGTERM: session.after_signal)."""
 
     def body(s: session.Session) -> dict:
-        s.terminate()
-        return session.exit_after(s, "SIGTERM", min(options.window, session.SIGTERM_BOUND))
+        return session.after_signal(s, signal.SIGTERM, min(options.window, session.SIGTERM_BOUND))
 
     return session.run(server, options, body)
 

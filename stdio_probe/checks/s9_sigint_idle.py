@@ -25,8 +25,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     def body(s: session.Session) -> dict:
         if s.send(s.liveness_request(PING_ID)):
             s.reader.wait_answer(PING_ID, options.window)
-        s.child.signal(signal.SIGINT)
-        return session.exit_after(s, "SIGINT", min(options.window, session.SIGTERM_BOUND))
+        return session.after_signal(s, signal.SIGINT, min(options.window, session.SIGTERM_BOUND))
 
     return session.run(server, options, body)
 

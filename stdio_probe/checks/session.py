@@ -237,11 +237,29 @@ def exit_after(s: Session, trigger: str, bound: float) -> dict:
     return {"trigger": trigger, "exit_after_s": s.wait_exit(bound), "bound_s": bound}
 
 
+def after_signal(s: Session, sig: signal.Signals, bound: float) -> dict:
+    """sig to the server's pid alone (a host's terminate(), a Ctrl-C): how long it took to exit, within bound; if
+    it outlived the bound, sig once more (a host signalling again: again_exit_after_s, None while alive).
+
+    How the record's exit facts then say it ended (exit code, signal, stderr) is its ending after the signals,
+    the probe's own escalation at the arm's end (Child.stop: SIGTERM, then SIGKILL) included: S14 judges it."""
+    s.child.signal(sig)
+    record = exit_after(s, sig.name, bound)
+    if record["exit_after_s"] is None:
+        s.child.signal(sig)
+        record["again_exit_after_s"] = s.wait_exit(bound)
+    return record
+
+
 def assess_exit(record: dict) -> Finding:
     """S1, S3, S9: shown when the server was alive bound_s after its trigger; else how it ended, and when."""
     trigger, after = record["trigger"], record["exit_after_s"]
     if after is None:
         alive = f"alive {record['bound_s']:g} s after {trigger}"
+        if "again_exit_after_s" in record:
+            again = record["again_exit_after_s"]
+            second = "alive after a second" if again is None else f"exited {again:.2f} s after a second"
+            return Finding(True, f"{alive}; {second}; ended by {record['ended_by']}", alive)
         return Finding(True, f"{alive}, ended by {record['ended_by']}", alive)
     how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"
     return Finding(False, f"ended ({how}) {after:.2f} s after {trigger}", f"{how} {after:.2f} s after {trigger}")
