@@ -74,13 +74,14 @@ def _threads(pid: int) -> list[tuple]:
     return [(t["state"], t["wchan"], t["syscall"].get("name")) for t in sample.threads(pid)]
 
 
-def start_probe(*args: str) -> tuple[subprocess.Popen, str]:
-    """The CLI in a child process with a run marker of its own (SIGINT at its default, as in a terminal)."""
+def start_probe(*args: str, temporary: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """The CLI in a child process with a run marker of its own (SIGINT at its default, as in a terminal), its
+    temporary folder temporary where given."""
     run_id = f"hostile-{uuid.uuid4().hex}"
     process = subprocess.Popen(
         [*PROBE, *args],
         cwd=ROOT,
-        env={**os.environ, spawn.MARKER: run_id},
+        env={**os.environ, spawn.MARKER: run_id, **({"TMPDIR": str(temporary)} if temporary else {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -238,10 +239,13 @@ def test_a_signal_at_any_moment_from_the_first_instruction_on_is_one_line_and_it
 
 def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     """SIGKILL while a pid hopper's daemon and a server that ignores EOF and SIGTERM are alive (S1 waits its
-    window on the latter): the guardian reaps them all."""
+    window on the latter): the guardian reaps them all, and removes the run's folder from the temporary one."""
     stubborn = f"{sys.executable} {spawn.FIXTURES / 'fixture_check_server.py'} --no-exit-on-eof --ignore-sigterm"
     args = ["--server", hostile("hopper"), "--server", stubborn]
-    process, run_id = start_probe(*args, "--only", "S1", "--window", "30", "--out", str(tmp_path / "r.json"))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    out = str(tmp_path / "r.json")
+    process, run_id = start_probe(*args, "--only", "S1", "--window", "30", "--out", out, temporary=temporary)
 
     def started() -> list[str]:  # what the probe started, not the probe (whose command names them all)
         return [found["cmdline"] for found in marked(run_id) if found["pid"] != process.pid]
@@ -250,12 +254,14 @@ def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     while not (any("hopper" in c for c in started()) and any("no-exit" in c for c in started())):
         assert time.monotonic() < deadline, started()
         time.sleep(0.05)
+    assert [entry.name[: len("probe-run-")] for entry in temporary.iterdir()] == ["probe-run-"]
     process.kill()
     process.communicate(timeout=10)
     killed = time.monotonic()
-    while marked(run_id) and time.monotonic() - killed < GUARDIAN_BOUND:
+    while (marked(run_id) or any(temporary.iterdir())) and time.monotonic() - killed < GUARDIAN_BOUND:
         time.sleep(0.1)
     assert marked(run_id) == []
+    assert list(temporary.iterdir()) == []
 
 
 def test_a_server_and_a_label_with_esc_control_characters_and_invalid_utf8_give_well_formed_outputs(tmp_path):
