@@ -22,6 +22,7 @@ import time
 MARKER = b"PROBE_RUN_ID="
 SCAN = 0.001
 LAST_PID = "/proc/sys/kernel/ns_last_pid"
+LINGER_BOUND = 15.0  # seconds the probe's guardian has to finish once the probe has ended
 
 
 def marked(pid: int) -> bool:
@@ -65,6 +66,12 @@ def main() -> None:
                 victims[victim] = None
         reap_orphans(probe.pid, victims)
         time.sleep(SCAN)
+    # as an init does: wait (bounded) for what the probe left to end by itself, its guardian among them (whose
+    # clean-up the namespace's end would otherwise cut short: the kernel kills every process in it)
+    deadline = time.monotonic() + LINGER_BOUND
+    while others(victims) and time.monotonic() < deadline:
+        reap_orphans(probe.pid, victims)
+        time.sleep(SCAN)
     reap_orphans(probe.pid, victims)
     signalled = {pid: signal.Signals(sig).name for pid, sig in victims.items() if sig}
     for pid, sig in victims.items():
@@ -73,6 +80,12 @@ def main() -> None:
             os.waitpid(pid, 0)
     with open(result_path, "w") as out:
         json.dump({"placed": len(victims), "missed": missed, "signalled": signalled, "exit": probe.returncode}, out)
+
+
+def others(victims: dict[int, int | None]) -> bool:
+    """Whether a process other than this one and the live victims is still in the namespace."""
+    live = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()} - {os.getpid()}
+    return bool(live - {pid for pid, sig in victims.items() if sig is None})
 
 
 def reap_orphans(probe: int, victims: dict[int, int | None]) -> None:

@@ -37,14 +37,20 @@ RUNS = {
 @pytest.mark.slow(20)
 @pytest.mark.parametrize("words", RUNS.values(), ids=RUNS.keys())
 def test_no_victim_on_a_reaped_pid_is_signalled(tmp_path, words):
-    result = tmp_path / "victims.json"
+    result, temporary = tmp_path / "victims.json", tmp_path / "tmp"
+    temporary.mkdir()
     probe = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py"), *words, "--out", str(tmp_path / "r.json")]
     harness = [sys.executable, str(ROOT / "tests" / "pid_victims.py"), str(result), "--", *probe]
     done = subprocess.run(
-        ["unshare", "--pid", "--fork", "--mount-proc", *harness], cwd=ROOT, capture_output=True, timeout=300
+        ["unshare", "--pid", "--fork", "--mount-proc", *harness],
+        cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(temporary)},
+        capture_output=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     found = json.loads(result.read_text())
     assert found["exit"] == 0, done.stderr.decode()[-2000:]
     assert found["placed"] > 0, found  # victims were there to be hit: the test decides something
     assert found["signalled"] == {}, found
+    assert list(temporary.iterdir()) == []  # the guardian removed the run's folder
