@@ -243,6 +243,27 @@ def arm_lines(run: dict) -> list[tuple[str, str]]:
         lines.append(("era", f"{which}{version} (by {era['chosen_by']})"))
     if "sdk" in run:  # server and host checks have no host-contract arm
         lines.append(("mitigated", f"{STATUS_WORDS[contract_status(run)]}: {run['mitigation']['note']}"))
+    else:
+        lines += exit_causes(run)
+    return lines
+
+
+STDERR_TAIL_LINES, STDERR_TAIL_CHARS = 2, 160
+
+
+def exit_causes(run: dict) -> list[tuple[str, str]]:
+    """A server's or host's exit that was not clean (a code other than 0, a signal) and not the probe's doing:
+    the last lines of its stderr, where its cause usually is (S8's "exit 120", S10's "exit 1", a host's)."""
+    lines = []
+    for name, arm in run.get("arms", {}).items():
+        facts = arm.get("host", arm)  # a host check's arm keeps the host's exit facts apart from the timeline
+        if facts.get("ended_by") != "self" or facts.get("exit_code") in (0, None):
+            continue
+        tail = [line.strip() for line in facts.get("stderr", "").splitlines() if line.strip()][-STDERR_TAIL_LINES:]
+        if tail:
+            text = " | ".join(tail)
+            cut = text if len(text) <= STDERR_TAIL_CHARS else "…" + text[-STDERR_TAIL_CHARS:]
+            lines.append((f"{name} stderr", cut))
     return lines
 
 

@@ -370,3 +370,15 @@ def test_a_name_with_control_characters_or_invalid_utf8_is_refused_before_anythi
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "control characters or invalid UTF-8" in done.stderr and not model.UNPRINTABLE.search(done.stderr)
         assert previous.read_text() == "previous" and not (tmp_path / "j.xml").exists()
+
+
+def test_verbose_shows_the_stderr_tail_of_an_exit_that_was_not_clean():
+    """A server's exit 120 (S8) or a host's exit 1: -v's block names what its stderr ended with; a clean exit or
+    the probe's own signal adds nothing."""
+    crashed = {"ended_by": "self", "exit_code": 120, "stderr": "starting\n\nError: write EPIPE\n  at afterWrite\n"}
+    clean = {"ended_by": "self", "exit_code": 0, "stderr": "bye\n"}
+    killed = {"ended_by": "SIGKILL", "exit_code": -9, "stderr": "still here\n"}
+    server = {"server": {}, "arms": {"bug": crashed, "other": clean, "third": killed}}
+    assert report.exit_causes(server) == [("bug stderr", "Error: write EPIPE | at afterWrite")]
+    host = {"host": {}, "arms": {"bug": {"host": {**crashed, "exit_code": 1}, "events": []}}}
+    assert report.exit_causes(host) == [("bug stderr", "Error: write EPIPE | at afterWrite")]
