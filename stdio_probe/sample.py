@@ -118,6 +118,17 @@ def cmdline(pid: int) -> str:
     return (_read(f"/proc/{pid}/cmdline") or "").replace("\0", " ").strip()[-200:]
 
 
+def unexeced_fork(pid: int) -> bool:
+    """Whether pid is a fork of its parent that has not exec'd yet: the same executable and command line. Its
+    memory is its parent's pages, copied on write, and its VmHWM counts them again."""
+    parent = parent_pid(pid)
+    try:
+        same_exe = parent is not None and os.readlink(f"/proc/{pid}/exe") == os.readlink(f"/proc/{parent}/exe")
+    except OSError:
+        return False
+    return same_exe and _read_bytes(f"/proc/{pid}/cmdline") == _read_bytes(f"/proc/{parent}/cmdline")
+
+
 def is_live(pid: int) -> bool:
     state = proc_state(pid)
     return state is not None and state not in ("Z", "X")

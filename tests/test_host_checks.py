@@ -95,6 +95,17 @@ def test_a_daemon_that_drops_the_marker_is_found_counted_for_h4_and_reaped(tmp_p
     assert sample.marked_processes(spawn.MARKER, spawn.RUN_ID, argv=True) == []
 
 
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_a_host_that_grows_after_the_answer_is_measured_without_its_forks_copy(tmp_path, method):
+    """The host holds 150 MiB before it forks the server (the fork's copy, until its exec, held as much) and takes
+    200 MiB more after the answer: H8 measures the host's growth, not a baseline inflated by that copy."""
+    _, document = probe(tmp_path, fixture_host("--grows-after-answer"), "--only", "H8", "--method", method)
+    run = document["runs"][0]
+    assert run["verdict"] == "reproduced", run["reason"]
+    bug = run["arms"]["bug"]
+    assert (bug["host_peak_kib"] - bug["base_kib"]) / 1024 > 160, run["reason"]
+
+
 def test_the_era_the_host_spoke_is_recorded(tmp_path):
     _, document = probe(tmp_path, fixture_host("--modern"), "--only", "H1")
     run = document["runs"][0]

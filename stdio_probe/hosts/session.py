@@ -123,8 +123,9 @@ class HostRun:
                 if pid not in self.server_gone_t and not sample.is_live(pid):
                     self.server_gone_t[pid] = now
         if self.track_memory and self.host_exit_t is None:  # the host's tree from the kernel's children lists
+            # a fork not yet exec'd (the server on its way) is a copy of its parent's pages: not the host's growth
             tree = {self.child.pid, *sample.descendants(self.child.pid)} - servers
-            self.peak_kib = max(self.peak_kib, sum(_hwm_kib(pid) for pid in tree))
+            self.peak_kib = max(self.peak_kib, sum(_hwm_kib(pid) for pid in tree if not sample.unexeced_fork(pid)))
 
     def idle_too_long(self, since: float) -> bool:
         """Whether the host's tree (the host and its descendants, the scenario server's included) used no CPU

@@ -16,6 +16,8 @@ killed once more after the server's exit (what it left behind). Flags:
   --modern              speak 2026-07-28: server/discover, then _meta on every request
   --reconnect           relaunch a server that died (up to RELAUNCHES times) at once, re-list and call (H9)
   --backoff             with --reconnect: wait BACKOFF s before the first relaunch, doubling each time
+  --grows-after-answer  hold BALLAST MiB from the start (so its fork before the server's exec is a copy that
+                        large), then take GROWTH MiB more once the call is answered, until it exits (H8)
   --daemon              leave a daemon behind: double fork, setsid, re-exec of this command line with an empty
                         environment (no marker of the probe's; the {server} words, the run id among them, kept)
 """
@@ -31,6 +33,7 @@ import sys
 import time
 
 GRACE = 1.0
+BALLAST, GROWTH = 150, 200  # MiB (--grows-after-answer): the growth is above H8's bound for a 16 MiB answer
 RELAUNCHES = 6
 BACKOFF = 0.3
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
@@ -142,7 +145,20 @@ def session(host: Host) -> str | None:
             return method
         if method == "initialize":
             host.send("notifications/initialized", notify=True)
+    if "--grows-after-answer" in host.flags:
+        HELD.append(touched(GROWTH))
     return None
+
+
+HELD: list[bytearray] = []  # memory --grows-after-answer holds until the host exits
+
+
+def touched(mib: int) -> bytearray:
+    """mib MiB, every page written: resident, as a host's own data would be."""
+    block = bytearray(mib << 20)
+    for offset in range(0, len(block), 4096):
+        block[offset] = 1
+    return block
 
 
 def leave_daemon() -> None:
@@ -163,6 +179,8 @@ def main() -> int:
         return 0
     if "--daemon" in flags:
         leave_daemon()
+    if "--grows-after-answer" in flags:
+        HELD.append(touched(BALLAST))
     host = Host(flags, argv)
     failed = session(host)
     delay = BACKOFF
