@@ -1,7 +1,7 @@
 """The host table (tests/host_table.py) from one fresh real run: each pinned host's verdicts and era are the
 README's, the results file passes the schema, and the README shows the table of results/hosts.json.
 
-One run of every host x H1-H10 (about 80 s on 2 cores, installs cached) is shared by the module's tests
+One run of every host x H1-H11 (about 80 s on 2 cores, installs cached) is shared by the module's tests
 (a module fixture: conftest groups them on one xdist worker).
 
 Load-sensitive cells are not widened to "either verdict": each is a host whose own timer or its own
