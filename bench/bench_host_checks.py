@@ -1,7 +1,7 @@
-"""What the ten host checks cost on a host on the Python SDK's client: the CLI's wall time, median over rounds.
+"""What the eleven host checks cost on a host on the Python SDK's client: the CLI's wall time, median over rounds.
 
 The host is the recipe examples/hosts/python_sdk_client.py (stdio_client + ClientSession, the pinned
-mcp) run by this interpreter; every round runs H1-H10, fast method, default window. Also printed: the
+mcp) run by this interpreter; every round runs H1-H11, fast method, default window. Also printed: the
 CPU seconds of the run (the probe, the hosts and the servers they reaped: on 2 cores the wall time
 cannot be less than half of it), the load average before each round (the machine is shared) and the
 slowest arm. Issue 27's target: at most 15 s on 2 cores, most of it the bounds the checks must wait

@@ -2,8 +2,8 @@
 
 Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 10), the other results/*.json
 (L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S11 on real
-servers, H1-H10 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S11 on the fixture
-server's defect shapes, H1-H10 on the fixture host's; README.md there has the commands).
+servers, H1-H11 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S11 on the fixture
+server's defect shapes, H1-H11 on the fixture host's; README.md there has the commands).
 
 Stale, and so left out where they no longer match: the schema-4 files (results.json, sdk-*.json,
 client-cases-*.json) predate L1 and L2's server-API pair, so their L1 and L2 runs are judged without it;
@@ -246,3 +246,26 @@ def test_h5_a_host_gone_before_the_server_stamped_its_exit_is_timed_before_it_no
     finding = HOST_CHECKS["H5"].assess({**bug, "host_exit_t": died["t"] - 0.02})
     assert finding.shown is False and "exited 0.02 s before the server died" in finding.note, finding
     assert "-" not in finding.short
+
+
+def _h11_bug(label: str) -> dict:
+    return copy.deepcopy(next(run for run in runs_of("H11") if run["host"]["label"] == label)["arms"]["bug"])
+
+
+def test_h11_a_host_that_gave_up_on_the_call_is_not_shown_each_step_timed_even_if_it_then_hung():
+    """The fixture host with --call-timeout 1: cancel, stdin closed, exit, each timed from the call, the first
+    deciding. A host that cancels and then waits forever (no EOF, no exit) gave up too: H11 is not shown, its
+    hang after the cancel is recorded; one that did nothing but wait is shown (proof or idle window)."""
+    h11, timed, proven = HOST_CHECKS["H11"], _h11_bug("call-timeout"), _h11_bug("hang-dead")
+    finding = h11.assess(timed)
+    assert finding.shown is False and finding.short.startswith("cancel at +1."), finding
+    assert "stdin closed at +1." in finding.note and "exit 1 at +1." in finding.note
+    cancelled = [e for e in timed["events"] if e["event"] not in ("stdin_eof", "signal")]
+    hung = {**{k: v for k, v in timed.items() if k != "exited"}, "events": cancelled, "stuck": proven["stuck"]}
+    finding = h11.assess(hung)
+    assert finding.shown is False and "then host proven waiting forever" in finding.note, finding
+    assert h11.assess(proven).shown is True and "proven waiting forever" in h11.assess(proven).note
+    no_bound = _h11_bug("good")  # its poll loop has a timeout: the idle window decides
+    window = h11.assess(no_bound)
+    assert window.shown is True and f"idle the last {no_bound['stuck']['idle_s']:.1f} s (window)" in window.note
+    assert no_bound["stuck"]["idle_s"] >= 3, no_bound["stuck"]

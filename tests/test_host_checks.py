@@ -1,4 +1,4 @@
-"""Host checks H1-H10 (--host) against real processes: stdlib fixture hosts with one defect shape each
+"""Host checks H1-H11 (--host) against real processes: stdlib fixture hosts with one defect shape each
 (tests/hosts/fixture_host.py), and the Python SDK client recipe (examples/hosts/python_sdk_client.py), pinned
 and with the patched copies of tests/sdk_fixes.py, where H4, H5 and H6 must agree with L9, L8 and L5."""
 
@@ -12,11 +12,14 @@ from pathlib import Path
 import pytest
 
 from stdio_probe import cli, record, sample, spawn
+from stdio_probe.hosts import h11_mute_server
 from stdio_probe.model import Sdk
 from tests.test_host_table import EXPECTED
 
 HOSTS = Path(__file__).resolve().parent / "hosts"
 RECIPES = Path(__file__).resolve().parent.parent / "examples" / "hosts"
+# well behaved: its call bounded (H11), the bound longer than a 16 MiB answer takes under load (H8, 2 s at load 15)
+WELL_BEHAVED = ("--call-timeout", "8")
 
 
 def fixture_host(*flags: str) -> str:
@@ -41,7 +44,7 @@ def verdicts(document: dict) -> dict[str, str]:
 
 
 def test_a_well_behaved_host_passes_every_check_and_the_file_is_valid(tmp_path):
-    code, document = probe(tmp_path, fixture_host(), name="good")
+    code, document = probe(tmp_path, fixture_host(*WELL_BEHAVED), name="good")
     assert code == 0
     record.validate(document, "results")
     found = verdicts(document)
@@ -69,6 +72,32 @@ def test_each_defect_shape_is_reproduced_by_its_check_alone(tmp_path, flags, exp
     code, document = probe(tmp_path, fixture_host(*flags), "--only", ",".join(expected), "--window", "3")
     assert code == 0
     assert verdicts(document) == expected, [run["reason"] for run in document["runs"]]
+    assert document["metadata"]["leftover_processes"] == 0
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_h11_a_host_that_waits_on_a_mute_server_with_no_bound_is_shown_one_that_gives_up_is_not(tmp_path, method):
+    """The mute server reads the call and never answers. The fixture host waits on it with no bound: in its poll
+    loop (a 100 ms timeout: never proven, the window decides, counted while its tree is idle) or, with
+    --hang-on-dead-server, in poll(2) with no timeout (proven in the fast method). With --call-timeout 1 it cancels
+    the call, closes the server's stdin and exits 1: not shown, the first step timed from the call."""
+    hosts = {"no-bound": (), "no-timer": ("--hang-on-dead-server",), "gives-up": ("--call-timeout", "1")}
+    argv = [word for name, flags in hosts.items() for word in ("--host", fixture_host(*flags), "--name", name)]
+    out = tmp_path / "h11.json"
+    assert cli.main([*argv, "--only", "H11", "--window", "3", "--method", method, "--out", str(out)]) == 0
+    document = json.loads(out.read_text())
+    runs = {run["host"]["label"]: run for run in document["runs"]}
+    found = {label: run["verdict"] for label, run in runs.items()}
+    assert found == {"no-bound": "reproduced", "no-timer": "reproduced", "gives-up": "not_reproduced"}, [
+        run["reason"] for run in runs.values()
+    ]
+    stuck = {label: runs[label]["arms"]["bug"]["stuck"] for label in ("no-bound", "no-timer")}
+    assert stuck["no-bound"]["decided_by"] == "window" and stuck["no-bound"]["idle_s"] >= 3, stuck
+    assert stuck["no-timer"]["decided_by"] == ("proof" if method == "fast" else "window"), stuck
+    gave_up = runs["gives-up"]["arms"]["bug"]
+    (after, first), *rest = h11_mute_server.gave_up(gave_up)
+    assert first == "cancel" and 0.9 < after < 3, (after, first)
+    assert [what for _, what in rest] == ["stdin closed", "exit 1"] and "timed out after 1 s" in gave_up["host_stdout"]
     assert document["metadata"]["leftover_processes"] == 0
 
 
@@ -175,6 +204,15 @@ def test_a_fix_of_the_sdk_case_makes_its_host_check_not_reproduced(tmp_path, fix
     _, document = probe(tmp_path, sdk_host(fixed(AGREES[check])), "--only", check, name=f"fix-{AGREES[check]}")
     run = document["runs"][0]
     assert run["verdict"] == "not_reproduced", run["reason"]
+
+
+def test_h11_the_sdk_host_waits_on_a_mute_server_at_any_bound(tmp_path, pinned):
+    """stdio_client and ClientSession with their defaults (read_timeout_seconds None): the call is proven pending
+    forever within seconds of the call, whatever the window (here 60 s)."""
+    _, document = probe(tmp_path, sdk_host(pinned), "--only", "H11", "--window", "60", name="mcp")
+    run = document["runs"][0]
+    stuck = run["arms"]["bug"]["stuck"]
+    assert run["verdict"] == "reproduced" and stuck["decided_by"] == "proof" and stuck["after_s"] < 10, run["reason"]
 
 
 @pytest.mark.slow(50)

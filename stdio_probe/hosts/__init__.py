@@ -13,6 +13,7 @@ HOST_CHECKS: dict[str, Probe] = registry(
     __name__,
     (
         "h1_graceful_close", "h2_eof_ignored", "h3_sigterm_ignored", "h4_descendants", "h5_dead_server",
-        "h6_stdout_noise", "h7_stderr_flood", "h8_large_answer", "h9_reconnect", "h10_host_killed"
+        "h6_stdout_noise", "h7_stderr_flood", "h8_large_answer", "h9_reconnect", "h10_host_killed",
+        "h11_mute_server",
     ),
 )

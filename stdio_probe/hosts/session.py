@@ -127,14 +127,19 @@ class HostRun:
             tree = {self.child.pid, *sample.descendants(self.child.pid)} - servers
             self.peak_kib = max(self.peak_kib, sum(_hwm_kib(pid) for pid in tree if not sample.unexeced_fork(pid)))
 
-    def idle_too_long(self, since: float) -> bool:
-        """Whether the host's tree (the host and its descendants, the scenario server's included) used no CPU
-        for START_BOUND s, or START_CAP s have passed since since: the bound of a wait for a check's trigger."""
-        now = time.monotonic()
+    def idle_for(self, since: float, now: float) -> float:
+        """Seconds up to now the host's tree (the host and its descendants, the scenario server's included) has used
+        no CPU, counted from since at the earliest: a busy host, however slow, is making progress and is not stuck."""
         cpu = sum(sample.cpu_seconds(pid) for pid in (self.child.pid, *sample.descendants(self.child.pid)))
         if cpu > self._cpu:
             self._cpu, self._progress_t = cpu, now
-        return now - max(self._progress_t, since) > START_BOUND or now - since > START_CAP
+        return now - max(self._progress_t, since)
+
+    def idle_too_long(self, since: float) -> bool:
+        """Whether the host's tree used no CPU for START_BOUND s (idle_for), or START_CAP s have passed since
+        since: the bound of a wait for a check's trigger."""
+        now = time.monotonic()
+        return self.idle_for(since, now) > START_BOUND or now - since > START_CAP
 
     def wait_for_trigger(self, done) -> bool:
         """Whether done(events) came true before the host went idle too long (idle_too_long); the wait ends
@@ -149,7 +154,9 @@ class HostRun:
             time.sleep(POLL)
         return False
 
-    def wait_host(self, options: Options, trigger, bound: float | None = None, prove_after=None) -> dict:
+    def wait_host(
+        self, options: Options, trigger, bound: float | None = None, prove_after=None, idle_window: bool = False
+    ) -> dict:
         """Wait for the host to exit by itself, after trigger(events) -> its monotonic time (None until then).
 
         Returns {"exited": True}, {"stuck": {"decided_by": "proof"|"window", "after_s", "proof"}} (in the fast
@@ -157,6 +164,9 @@ class HostRun:
         or {"no_trigger": True} when the host had not reached the trigger before idle_too_long (no evidence).
         prove_after (default: trigger) is when proofs may begin: H8 proves a host that stops reading its answer
         stuck from the call on, and gives one that works through it the window from the answer's last byte.
+        idle_window: the window counts only time in which the host's tree used no CPU (idle_for from the
+        trigger; stuck carries idle_s), and ends anyway IDLE_BOUNDS_CAP windows after the trigger: a host slowed
+        by a loaded machine on its way to giving up is not stuck (H11).
         """
         bound = options.window if bound is None else bound
         waiting_since = time.monotonic()
@@ -176,9 +186,18 @@ class HostRun:
                     return {"stuck": {"decided_by": "proof", "after_s": after, "proof": proof}}
             if at is None and self.idle_too_long(waiting_since):
                 return {"no_trigger": True}
-            if at is not None and now >= at + bound:
-                return {"stuck": {"decided_by": "window", "after_s": round(now - at, 3)}}
+            if at is not None and (window := self._window_passed(at, now, bound, idle_window)) is not None:
+                return {"stuck": {"decided_by": "window", "after_s": round(now - at, 3), **window}}
             time.sleep(POLL)
+
+    def _window_passed(self, at: float, now: float, bound: float, idle_window: bool) -> dict | None:
+        """None while the window after the trigger at runs; once it has passed, what stuck adds (idle_s)."""
+        if not idle_window:
+            return {} if now >= at + bound else None
+        idle = self.idle_for(at, now)
+        if idle >= bound or now >= at + spawn.IDLE_BOUNDS_CAP * bound:
+            return {"idle_s": round(idle, 3)}
+        return None
 
     def prove_stuck(self) -> dict:
         """PROOF_SAMPLES readings PROOF_GAP apart: host and scenario server all asleep with no timer, none ran."""
@@ -374,7 +393,8 @@ def run(host: Host, scenario: str, body) -> dict:
 def stuck_note(stuck: dict, trigger: str) -> str:
     if stuck["decided_by"] == "proof":
         return f"host proven waiting forever {stuck['after_s']:.2f} s after {trigger}"
-    return f"host still running {stuck['after_s']:.1f} s after {trigger} (window)"
+    idle = f", idle the last {stuck['idle_s']:.1f} s" if "idle_s" in stuck else ""  # wait_host's idle_window
+    return f"host still running {stuck['after_s']:.1f} s after {trigger}{idle} (window)"
 
 
 def at(event: str, **match: object):

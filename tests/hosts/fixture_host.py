@@ -20,6 +20,8 @@ killed once more after the server's exit (what it left behind). Flags:
                         large), then take GROWTH MiB more once the call is answered, until it exits (H8)
   --daemon              leave a daemon behind: double fork, setsid, re-exec of this command line with an empty
                         environment (no marker of the probe's; the {server} words, the run id among them, kept)
+  --call-timeout SECONDS  give up on tools/call after SECONDS: send notifications/cancelled, then close and
+                        exit 1 (without it the call waits for its answer, or the server's end, with no bound: H11)
 """
 
 import contextlib
@@ -74,11 +76,13 @@ class Host:
             pass
         return self.next_id
 
-    def answer(self, rid: int) -> dict | None:
-        """The response to rid; None when stdout ended or (unless --hang-on-dead-server) the server exited."""
+    def answer(self, rid: int, timeout: float | None = None) -> dict | None:
+        """The response to rid; None when stdout ended or (unless --hang-on-dead-server) the server exited.
+        TimeoutError once timeout s have passed without it."""
         poller = select.poll()
         poller.register(self.server.stdout.fileno(), select.POLLIN)
         watch_exit = "--hang-on-dead-server" not in self.flags
+        deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             *lines, self.pending = self.pending.split(b"\n")
             for line in lines:
@@ -88,7 +92,13 @@ class Host:
                     continue
                 if isinstance(message, dict) and message.get("id") == rid:
                     return message
-            if not poller.poll(100 if watch_exit else -1):
+            wait = 100 if watch_exit else -1
+            if deadline is not None:
+                left = max(0, round((deadline - time.monotonic()) * 1000))
+                wait = left if wait < 0 else min(wait, left)
+            if not poller.poll(wait):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise TimeoutError
                 if self.server.poll() is not None:
                     return None
                 continue
@@ -137,12 +147,17 @@ CLIENT = {"name": "fixture-host", "version": "1"}
 INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT}
 
 
-def session(host: Host) -> str | None:
-    """Connect, list, call; the step that failed (the server gone), or None."""
+def session(host: Host, call_timeout: float | None) -> str | None:
+    """Connect, list, call (given up after call_timeout s, and cancelled); how a step failed, or None."""
     connect = ("server/discover", {}) if "--modern" in host.flags else ("initialize", INITIALIZE)
     for method, params in (connect, ("tools/list", {}), ("tools/call", {"name": "probe"})):
-        if host.answer(host.send(method, params)) is None:
-            return method
+        rid = host.send(method, params)
+        try:
+            if host.answer(rid, call_timeout if method == "tools/call" else None) is None:
+                return f"{method} failed: the server is gone"
+        except TimeoutError:
+            host.send("notifications/cancelled", {"requestId": rid, "reason": "timed out"}, notify=True)
+            return f"{method} timed out after {call_timeout:g} s"
         if method == "initialize":
             host.send("notifications/initialized", notify=True)
     if "--grows-after-answer" in host.flags:
@@ -174,6 +189,8 @@ def leave_daemon() -> None:
 def main() -> int:
     split = sys.argv.index("--")
     flags, argv = set(sys.argv[1:split]), sys.argv[split + 1 :]
+    timed = "--call-timeout" in flags
+    call_timeout = float(sys.argv[sys.argv.index("--call-timeout") + 1]) if timed else None
     if "--daemon-sleep" in flags:
         time.sleep(3600)
         return 0
@@ -182,7 +199,7 @@ def main() -> int:
     if "--grows-after-answer" in flags:
         HELD.append(touched(BALLAST))
     host = Host(flags, argv)
-    failed = session(host)
+    failed = session(host, call_timeout)
     delay = BACKOFF
     for _ in range(RELAUNCHES if "--reconnect" in flags and failed else 0):
         host.close()
@@ -190,10 +207,10 @@ def main() -> int:
             time.sleep(delay)
             delay *= 2
         host = Host(flags, argv)
-        if (failed := session(host)) is None:
+        if (failed := session(host, call_timeout)) is None:
             break
     if failed:
-        print(f"{failed} failed: the server is gone", flush=True)
+        print(failed, flush=True)
     host.close()
     return 1 if failed else 0
 
