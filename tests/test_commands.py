@@ -157,6 +157,8 @@ def test_verbose_blocks_never_split_a_word(width):
     eras = [run["server"]["era"] for run in runs if run.get("server", {}).get("era")]
     words |= {str(era[key]) for era in eras for key in ("protocol", "version", "chosen_by")}
     words |= {f"{name}:" for run in runs for name in (*run["arms"], *run.get("pairs", {}))}
+    causes = [cause for run in runs if "sdk" not in run for cause in report.exit_causes(run)]  # an exit's stderr
+    words |= {word for label, tail in causes for word in (*label.split(), label.split()[-1] + ":", *tail.split())}
     words = {word.strip(";()") for word in words}  # a line loses the "; " or ")" that separated its arm
     printed = {word.strip(";()") for line in text.splitlines() for word in line.split()}
     folded = {word for word in words if len(word) + 6 > width}  # longer than a line: folded, nothing lost
