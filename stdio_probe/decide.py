@@ -110,6 +110,8 @@ def decide_check(check: Probe, arms: dict[str, ArmRecord]) -> dict:
     """
     if "control" in arms:
         return decide(check, arms)
+    order = {name: n for n, name in enumerate(check.arms)}  # the check's own order, however a file stored them
+    arms = dict(sorted(arms.items(), key=lambda item: order.get(item[0], len(order))))
     for name, record in arms.items():
         if record.get("not_applicable"):
             return _verdict("not_applicable", f"{name}: {record['not_applicable']}")

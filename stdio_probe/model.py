@@ -110,9 +110,10 @@ class ChildEnv:
 
 @dataclass(frozen=True)
 class Server:
-    """A stdio server under the server checks: its label (the run's subject), command line, and large call.
+    """A stdio server under the server checks: its label (the run's subject), command line, large and slow call.
 
     large_call is (tool, arguments): a tools/call whose answer is larger than the pipe (S2).
+    slow_call is (tool, arguments): a tools/call that takes time to answer, 0.5 s or more (S13).
     protocol is the era the checks speak to it (eras.LEGACY or a modern version): given by
     --protocol, else None until the runner found it (checks.session.find_era).
     env is what it gets of the probe's environment beyond a host's defaults.
@@ -125,6 +126,7 @@ class Server:
     protocol: str | None = None
     env: ChildEnv = field(default_factory=ChildEnv)
     parallel_arms: bool = False
+    slow_call: tuple[str, dict] | None = None
 
 
 @dataclass(frozen=True)

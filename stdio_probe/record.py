@@ -38,7 +38,8 @@ SCHEMA_VERSION history:
      seconds), runs[].mitigation.status, arms' contract_not_applicable (optional, added within 10).
      L11's fast arms may carry first_attempt {tool_s, outcome, why} (run again for the window; optional,
      added within 10). metadata.signals: how this kernel lets the probe signal only its own processes
-     (optional, added within 10).
+     (optional, added within 10). server.slow_call {tool, arguments} (--slow-call, S13; optional, added
+     within 10).
      H11 (a host check, added within 10): its bug arm's stuck may carry idle_s (the idle window's count).
 """
 

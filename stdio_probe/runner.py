@@ -149,6 +149,8 @@ def run_servers(servers: list[Server], check_ids: list[str], options: Options, o
             described = {"label": server.label, "command": server.command, "env": server.env.described()}
             if server.large_call is not None:
                 described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
+            if server.slow_call is not None:
+                described["slow_call"] = {"tool": server.slow_call[0], "arguments": server.slow_call[1]}
             described["era"] = era
             verdict = decide_check(CHECKS[check_id], arms)
             runs.append(make_run(check_id, "server", described, verdict, NO_CONTRACT, arms))

@@ -1,17 +1,18 @@
 """The command line of the subjects: the servers of `server`, the hosts of `host` (and of `matrix`).
 
     server "mcp-server-git --repository REPO" --large-call 'git_log {"repo_path": "REPO"}'
+    server "python my_server.py" --slow-call 'slow {"seconds": 0.5}'
     server "uvx mcp-server-time" --name time --protocol legacy --server "uvx mcp-server-time"
 
 The first subject is the command's COMMAND, each further one a --server (or --host); the older
-form --server COMMAND is the same. --large-call, --name, --protocol and --parallel-arms belong to
+form --server COMMAND is the same. --large-call, --slow-call, --name, --protocol and --parallel-arms belong to
 the server given just before them (each at most once per server), so several servers each get their
 own (one command twice, once per era). A server's arms run one at a time unless --parallel-arms says
 that its copies share nothing (lock files, ports, databases) they could interfere through; different
 servers' arms run side by side in the fast method. Everything is checked here, before anything is
 spawned: a command shlex cannot split or whose program is not found, arguments that are not a JSON
-object, an era not known: ServerArgsError; a --large-call, --name, --protocol or --parallel-arms
-with no server before it: parser.error.
+object, an era not known: ServerArgsError; a --large-call, --slow-call, --name, --protocol or
+--parallel-arms with no server before it: parser.error.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class ServerArgsError(Exception):
 
 
 class _ServerAction(argparse.Action):
-    """COMMAND, --server and --host append a subject; --large-call and --name set a field of the last one."""
+    """COMMAND, --server and --host append a subject; --large-call, --slow-call, --name... set a field of the last."""
 
     def __call__(self, parser, namespace, value, option_string=None) -> None:
         given = getattr(namespace, self.dest)
@@ -49,14 +50,14 @@ class _ServerAction(argparse.Action):
 
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
-    """The subjects of the server command (its COMMAND, --server, --large-call, --name, --protocol,
+    """The subjects of the server command (its COMMAND, --server, --large-call, --slow-call, --name, --protocol,
     --parallel-arms), of the host command (its COMMAND, --host, --name), or of matrix (--host, --name:
     a matrix of host checks)."""
     kind = "command" if command == "server" else "host"
     common = {"dest": "servers", "default": [], "action": _ServerAction}
     if command == "server":
         group = parser.add_argument_group(
-            "servers", "--large-call, --name, --protocol, --parallel-arms: for the server before them"
+            "servers", "--large-call to --parallel-arms below: for the server before them"
         )
         group.add_argument(
             "servers", metavar="COMMAND", action=_ServerAction, const=kind, default=[],
@@ -69,6 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
             const="large_call",
             **common,
             help="a tools/call whose answer is larger than the pipe (S2): tool name, JSON arguments",
+        )
+        group.add_argument(
+            "--slow-call",
+            metavar="'TOOL {JSON}'",
+            const="slow_call",
+            **common,
+            help="a tools/call that takes 0.5 s or more to answer (S13: stdin closed while it runs)",
         )
     else:
         group = parser.add_argument_group("hosts", "--name applies to the host before it")
@@ -116,28 +124,29 @@ def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
             continue
         command = entry["command"]
         label = _label(entry, _argv("--server", command), labels, "servers")
-        large, protocol = entry.get("large_call"), entry.get("protocol")
+        large, slow, protocol = entry.get("large_call"), entry.get("slow_call"), entry.get("protocol")
         if protocol is not None and protocol not in ERAS:
             raise ServerArgsError(f"--protocol {protocol!r}: one of {', '.join(ERAS)}")
-        large = None if large is None else large_call(large)
+        large = None if large is None else tool_call(large)
+        slow = None if slow is None else tool_call(slow, "--slow-call")
         parallel = entry.get("parallel_arms", False)
-        found.append(Server(label, command, large, protocol, env or ChildEnv(), parallel_arms=parallel))
+        found.append(Server(label, command, large, protocol, env or ChildEnv(), parallel_arms=parallel, slow_call=slow))
     return found
 
 
-def large_call(text: str) -> tuple[str, dict]:
-    """'TOOL {JSON}' -> (tool, arguments); the arguments may be left out ({})."""
+def tool_call(text: str, flag: str = "--large-call") -> tuple[str, dict]:
+    """'TOOL {JSON}' (of flag: --large-call, --slow-call) -> (tool, arguments); the arguments may be left out ({})."""
     tool, _, arguments = text.strip().partition(" ")
     if not tool:
-        raise ServerArgsError("--large-call: no tool name")
+        raise ServerArgsError(f"{flag}: no tool name")
     try:
         parsed = json.loads(arguments) if arguments.strip() else {}
     except RecursionError:
-        raise ServerArgsError(f"--large-call {text[:60]!r}: arguments nest too deeply") from None
+        raise ServerArgsError(f"{flag} {text[:60]!r}: arguments nest too deeply") from None
     except ValueError as exc:
-        raise ServerArgsError(f"--large-call {text!r}: arguments are not JSON: {exc}") from None
+        raise ServerArgsError(f"{flag} {text!r}: arguments are not JSON: {exc}") from None
     if not isinstance(parsed, dict):
-        raise ServerArgsError(f"--large-call {text!r}: arguments must be a JSON object")
+        raise ServerArgsError(f"{flag} {text!r}: arguments must be a JSON object")
     return tool, parsed
 
 

@@ -28,13 +28,18 @@ from stdio_probe.model import Options, Server
 from tests import tables, third_party
 
 HERE = Path(__file__).parent
-LEGEND = "R reproduced · – not reproduced · n/a not applicable (no large call) · ? inconclusive"
+LEGEND = "R reproduced · – not reproduced · n/a not applicable (no large call; S13: no slow call) · ? inconclusive"
 BIG = 100_000  # characters a large call echoes back: more than a pipe holds
 QUERY = (  # about 3000 rows of 40 characters: an answer larger than a pipe, from an empty database (a SELECT:
     # mcp-server-sqlite's read_query takes nothing else)
     "SELECT i, printf('%030d', i) AS pad FROM "
     "(WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) SELECT i FROM n)"
 )
+SLOW_QUERY = (  # counts 2,000,000 rows one by one: 0.4-0.8 s of SQLite's work, a one-row answer (a SELECT again)
+    "SELECT count(*) AS n FROM "
+    "(WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000000) SELECT i FROM n)"
+)
+SLOW = ("slow", {"seconds": 0.5})  # the slow tool of our own minimal servers (tests/servers/)
 ARGUMENT_CAP = 80  # characters of a large call's string argument kept in the results file
 
 
@@ -95,6 +100,7 @@ def entries(work: Path) -> list[Entry]:
                 "server-everything",
                 f"{node} {ts / 'server-everything/dist/index.js'} stdio",
                 ("echo", {"message": "x" * BIG}),
+                slow_call=("trigger-long-running-operation", {"duration": 0.5, "steps": 1}),
             ),
         ),
         Entry(
@@ -127,14 +133,17 @@ def entries(work: Path) -> list[Entry]:
             "TypeScript",
             "TS SDK",
             npm_pin("@modelcontextprotocol/sdk"),
-            Server("ts-sdk minimal", f"{node} {HERE / 'servers' / 'ts_sdk_server.mjs'} {npm}", large),
+            Server("ts-sdk minimal", f"{node} {HERE / 'servers' / 'ts_sdk_server.mjs'} {npm}", large, slow_call=SLOW),
         ),
         Entry(
             "Python",
             f"mcp {python_pin('python-sdk').split('==')[1]}",
             python_pin("python-sdk") + " (low-level Server)",
             Server(
-                "python-sdk lowlevel", f"{py['python-sdk'] / 'python'} {HERE / 'servers' / 'py_lowlevel.py'}", large
+                "python-sdk lowlevel",
+                f"{py['python-sdk'] / 'python'} {HERE / 'servers' / 'py_lowlevel.py'}",
+                large,
+                slow_call=SLOW,
             ),
         ),
         Entry(
@@ -142,14 +151,22 @@ def entries(work: Path) -> list[Entry]:
             f"mcp {python_pin('python-sdk').split('==')[1]}",
             python_pin("python-sdk") + " (MCPServer)",
             Server(
-                "python-sdk MCPServer", f"{py['python-sdk'] / 'python'} {HERE / 'servers' / 'py_mcpserver.py'}", large
+                "python-sdk MCPServer",
+                f"{py['python-sdk'] / 'python'} {HERE / 'servers' / 'py_mcpserver.py'}",
+                large,
+                slow_call=SLOW,
             ),
         ),
         Entry(
             "Python",
             "fastmcp",
             python_pin("fastmcp"),
-            Server("fastmcp minimal", f"{py['fastmcp'] / 'python'} {HERE / 'servers' / 'fastmcp_server.py'}", large),
+            Server(
+                "fastmcp minimal",
+                f"{py['fastmcp'] / 'python'} {HERE / 'servers' / 'fastmcp_server.py'}",
+                large,
+                slow_call=SLOW,
+            ),
         ),
         Entry(
             "Python",
@@ -165,6 +182,7 @@ def entries(work: Path) -> list[Entry]:
                 "mcp-server-sqlite",
                 fresh("--db-path", str(py["mcp-server-sqlite"] / "mcp-server-sqlite")),
                 ("read_query", {"query": QUERY}),
+                slow_call=("read_query", {"query": SLOW_QUERY}),
             ),
         ),
         Entry(
@@ -197,7 +215,12 @@ def entries(work: Path) -> list[Entry]:
             "Go",
             "go-sdk",
             npm_pin("mcp-cron-linux-amd64"),
-            Server("mcp-cron", fresh("--db-path", f"{cron} --transport stdio"), ("query_task_result", {"sql": QUERY})),
+            Server(
+                "mcp-cron",
+                fresh("--db-path", f"{cron} --transport stdio"),
+                ("query_task_result", {"sql": QUERY}),
+                slow_call=("query_task_result", {"sql": SLOW_QUERY}),
+            ),
         ),
         Entry(
             "Rust",

@@ -1,8 +1,8 @@
 """Every probe's pure assess, and the verdict rule over it, on stored records: nothing is spawned.
 
 Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 10), the other results/*.json
-(L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S11 on real
-servers, H1-H11 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S11 on the fixture
+(L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S14 on real
+servers, H1-H11 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S14 on the fixture
 server's defect shapes, H1-H11 on the fixture host's; README.md there has the commands).
 
 Stale, and so left out where they no longer match: the schema-4 files (results.json, sdk-*.json,
@@ -238,6 +238,34 @@ def test_l12_a_server_that_exited_before_it_waited_for_input_says_so():
     exited = {**never_idle, "ended_by": "self", "exit_code": 1}
     finding = CASES["L12"].assess(exited)
     assert finding.shown is None and finding.note == "the server exited (exit 1) before it waited for input"
+
+
+def _s13_arms(label: str) -> dict:
+    """The arms of S13's stored run on the fixture server of label (tests/data/records/servers-s13.json)."""
+    return copy.deepcopy(next(run for run in runs_of("S13") if run["server"]["label"] == label)["arms"])
+
+
+def test_s13_an_error_at_eof_is_the_servers_only_beside_a_control_that_got_the_tools_result():
+    """The control's answer is the tool's real result: the bug arm's error (a JSON-RPC error or an isError
+    result) counts only where the control got a result; a control without one leaves nothing to compare with,
+    and a bug arm answered before stdin closed had no call in flight."""
+    s13, arms = CHECKS["S13"], _s13_arms("cancel-at-eof")
+    assert decide_check(s13, arms)["verdict"] == "reproduced"
+    assert "error -32000 Connection closed" in decide_check(s13, arms)["reason"]
+    tool_error = {"kind": "tool_error", "text": "isError result 'no such row'"}
+    assert s13.assess({**arms["bug"], "answer": tool_error}).shown is True
+    failed = decide_check(s13, {**arms, "control": {**arms["control"], "answer": tool_error}})
+    assert failed["verdict"] == "inconclusive" and "no result to compare" in failed["reason"]
+    assert s13.assess({**arms["bug"], "answered_before_eof": True}).shown is None
+    result = _s13_arms("well")["bug"]["answer"]
+    assert s13.assess({**arms["bug"], "answer": result}).shown is False
+
+
+def test_s13_a_server_alive_after_eof_shows_the_defect_whatever_the_answer():
+    s13, stuck = CHECKS["S13"], _s13_arms("stuck-at-eof")["bug"]
+    assert s13.assess(stuck).shown is True and s13.assess(stuck).short == "alive 3.0 s after EOF"
+    answered = {**stuck, "answer": _s13_arms("well")["bug"]["answer"], "answer_after_call_s": 0.5}
+    assert s13.assess(answered).shown is True
 
 
 def test_h5_a_host_gone_before_the_server_stamped_its_exit_is_timed_before_it_not_negative():

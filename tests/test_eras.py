@@ -21,7 +21,7 @@ from stdio_probe.model import Options, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.sdk import Request, resolve
 from tests.test_outputs import assert_fits, probe
-from tests.test_server_checks import BUG, OK, SHAPES, WINDOW, assert_nothing_left, command
+from tests.test_server_checks import BUG, OK, SHAPES, SLOW, WINDOW, assert_nothing_left, command
 
 API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
 ERA_OF = {"legacy": eras.LEGACY, "modern": eras.MODERN, "both": eras.MODERN}  # what server/discover finds
@@ -44,7 +44,7 @@ def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
     flags, expected = SHAPES[shape]
     if era != "legacy" and shape in LEGACY_ONLY:  # "both" is found modern
         pytest.skip(LEGACY_ONLY[shape])
-    runs = run_servers([Server("fixture", command(*flags, "--era", era), ("large", {}))])
+    runs = run_servers([Server("fixture", command(*flags, "--era", era), ("large", {}), slow_call=SLOW)])
     judged = {case: verdict for case, verdict in expected.items() if verdict is not None}
     found = {case: verdict for case, verdict in verdicts(runs, "fixture").items() if case in judged}
     assert found == judged, {case: run["reason"] for (_, case), run in runs.items()}

@@ -5,12 +5,16 @@ mcp-server-git (Python, mcp 2.3.0) with git_log of a generated 1,500-commit repo
 both stay alive after stdin EOF while that answer is unread (S2 reproduced), and both exit on an
 idle EOF (S1 not reproduced), as mcp-server-time does. A server wrapped as
 sh -c 'sleep 60 & exec SERVER' leaves the sleep behind (S5 reproduced), and nothing of any run
-is left alive (conftest's guard, and the checks' own records).
+is left alive (conftest's guard, and the checks' own records). A call in flight at stdin EOF
+(S13): the pinned SDK's MCPServer cancels it, the TypeScript SDK's server finishes it
+(tests/servers/, their slow tool).
 """
 
 from __future__ import annotations
 
 import shlex
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +25,8 @@ from tests import third_party
 
 pytestmark = pytest.mark.network  # the servers come from PyPI and npm (tests/third_party.py caches them)
 WINDOW = 6.0  # git's server takes up to about 2 s to exit on EOF on a loaded machine
+SERVERS = Path(__file__).parent / "servers"
+SLOW = ("slow", {"seconds": 0.5})
 
 
 @pytest.fixture(scope="session")
@@ -89,3 +95,27 @@ def test_filesystem_server_hangs_on_eof_with_a_large_answer_unread(tmp_path):
     s2 = runs[("filesystem", "S2")]
     assert s2["verdict"] == "reproduced", s2["reason"]
     assert s2["arms"]["control"]["in_flight"]["bytes_received"] > third_party.TEXT_FILE_BYTES
+
+
+def test_the_sdks_mcpserver_answers_a_call_in_flight_at_eof_with_an_error(pinned):
+    """python-sdk #2678 on the pinned mcp: slow(0.5), stdin closed 0.05 s later, is answered "Connection closed"
+    and the server exits 0; the same call with stdin closed after its answer gets the tool's result."""
+    server = Server("MCPServer", f"{pinned.python} {SERVERS / 'py_mcpserver.py'}", slow_call=SLOW)
+    run = _run([server], ["S13"])[("MCPServer", "S13")]
+    assert run["verdict"] == "reproduced", run["reason"]
+    bug, control = run["arms"]["bug"], run["arms"]["control"]
+    assert bug["answer"] == {"kind": "error", "text": "error -32000 Connection closed"} and bug["exit_code"] == 0
+    assert control["answer"] == {"kind": "result", "text": "result 'slept 0.5 s'"} and control["exit_code"] == 0
+
+
+@pytest.mark.node
+def test_the_ts_sdks_server_finishes_a_call_in_flight_at_eof():
+    try:
+        npm = third_party.npm_servers()
+    except third_party.Unavailable as exc:
+        pytest.skip(str(exc))
+    server = Server("ts-sdk", f"{shutil.which('node')} {SERVERS / 'ts_sdk_server.mjs'} {npm}", slow_call=SLOW)
+    run = _run([server], ["S13"])[("ts-sdk", "S13")]
+    assert run["verdict"] == "not_reproduced", run["reason"]
+    bug = run["arms"]["bug"]
+    assert bug["answer"] == {"kind": "result", "text": "result 'slept 0.5 s'"} and not bug["answered_before_eof"]

@@ -1,4 +1,4 @@
-"""The server checks (S1-S11) on real processes: a stdlib server (fixtures/fixture_check_server.py),
+"""The server checks (S1-S13) on real processes: a stdlib server (fixtures/fixture_check_server.py),
 well behaved by default and given each defect shape by a flag; a hostile one that must not hang
 the probe; the hang proof's foreign mode; and --server through the CLI.
 
@@ -22,7 +22,7 @@ from stdio_probe import cli, hang, runner, sample, spawn, wire
 from stdio_probe.checks import CHECKS, session
 from stdio_probe.model import Finding, Options, Probe, Server
 from stdio_probe.record import SCHEMA_PATH
-from stdio_probe.server_args import ServerArgsError, large_call
+from stdio_probe.server_args import ServerArgsError, tool_call
 from tests.test_outputs import assert_fits, probe
 
 FIXTURE = spawn.FIXTURES / "fixture_check_server.py"
@@ -37,8 +37,12 @@ def command(*flags: str) -> str:
     return " ".join([sys.executable, str(FIXTURE), *flags])
 
 
+SLOW = ("slow", {"seconds": 0.5})
+
+
 def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None) -> dict[str, dict]:
-    server = Server("fixture", command(*flags), ("large", {}), parallel_arms=True)  # its copies share nothing
+    # parallel_arms: its copies share nothing
+    server = Server("fixture", command(*flags), ("large", {}), parallel_arms=True, slow_call=SLOW)
     runs = runner.run_servers([server], checks or list(CHECKS), Options(WINDOW, method), lambda *a: None)
     return {run["case"]: run for run in runs}
 
@@ -53,10 +57,10 @@ def assert_nothing_left(runs: dict[str, dict]) -> None:
 
 SHAPES = {
     "well-behaved": ((), WELL),
-    # S8 ends with EOF too; S10 has no ending to judge
+    # S8 ends with EOF too; S10 has no ending to judge; S13's control, EOF after the answer, does not exit either
     "no exit on EOF": (
         ("--no-exit-on-eof",),
-        WELL | {"S1": BUG, "S2": "inconclusive", "S8": BUG, "S10": "inconclusive"},
+        WELL | {"S1": BUG, "S2": "inconclusive", "S8": BUG, "S10": "inconclusive", "S13": "inconclusive"},
     ),
     "ignores SIGTERM": (("--ignore-sigterm",), WELL | {"S3": BUG, "S11": BUG}),
     "banner on stdout": (("--banner",), WELL | {"S4": BUG}),
@@ -69,11 +73,13 @@ SHAPES = {
     # S2 not judged: when the 35-byte line is still in the pipe, it takes a pipe buffer of its own and the large
     # answer never fills the pipe's bytes (inconclusive); read before the reader paused, it is not_reproduced
     "answers a notification": (("--answer-notifications",), WELL | {"S4": BUG, "S2": None}),
-    "drops answers at EOF": (("--drop-at-eof",), WELL | {"S7": BUG}),
+    "drops answers at EOF": (("--drop-at-eof",), WELL | {"S7": BUG, "S13": BUG}),
     "spins when the reader is gone": (("--spin-on-epipe",), WELL | {"S8": BUG}),
     "ignores SIGINT": (("--ignore-sigint",), WELL | {"S9": BUG}),
     "traceback at EOF": (("--traceback-at-eof",), WELL | {"S10": BUG}),
     "SIGTERM waits for the unread answer": (("--drain-on-sigterm",), WELL | {"S11": BUG}),
+    "cancels a call in flight at EOF": (("--cancel-at-eof",), WELL | {"S13": BUG}),
+    "a call in flight at EOF keeps it alive": (("--stuck-at-eof",), WELL | {"S13": BUG}),
     "a signal aborts it": (("--abort-on-signal",), WELL | {"S14": BUG}),
 }
 
@@ -115,6 +121,27 @@ def test_sigterm_waiting_for_the_unread_answer_is_proven_and_ends_once_drained()
     bug = runs["S11"]["arms"]["bug"]
     assert bug["decided_by"] == "proof" and bug["decided_after_sigterm_s"] < WINDOW
     assert bug["exited_after_drain"] and bug["exit_code"] == 0
+
+
+def test_s13_records_the_servers_error_at_eof_beside_the_tools_result():
+    run = run_checks(("--cancel-at-eof",), checks=["S13"])["S13"]
+    bug, control = run["arms"]["bug"], run["arms"]["control"]
+    assert bug["answer"] == {"kind": "error", "text": "error -32000 Connection closed"}, run["reason"]
+    assert control["answer"] == {"kind": "result", "text": "result 'slept 0.5 s'"}
+    assert not bug["answered_before_eof"] and bug["eof_after_call_s"] < control["answer_after_call_s"]
+    assert "bug: stdin closed" in run["reason"] and "control: stdin closed" in run["reason"]
+
+
+def test_s13_a_call_that_keeps_the_server_alive_after_eof_is_decided_at_the_window():
+    run = run_checks(("--stuck-at-eof",), checks=["S13"])["S13"]
+    bug, control = run["arms"]["bug"], run["arms"]["control"]
+    assert bug["alive_at_decision"] and bug["decided_by"] == "window" and bug["decided_after_eof_s"] >= WINDOW
+    assert bug["answer"]["kind"] == "none" and not control["alive_at_decision"]
+
+
+def test_s13_without_a_slow_call_is_not_applicable_and_starts_nothing():
+    arm = CHECKS["S13"].run("bug", Server("fixture", command()), Options(WINDOW))
+    assert arm == {"not_applicable": "needs --slow-call 'TOOL {json arguments}' (a call that takes 0.5 s or more)"}
 
 
 @pytest.mark.parametrize(
@@ -209,14 +236,14 @@ def test_reader_keeps_within_bounds_whatever_the_server_writes():
     ("text", "parsed"),
     [("large", ("large", {})), ('git_log {"max_count": 1500}', ("git_log", {"max_count": 1500}))],
 )
-def test_large_call_is_a_tool_and_json_arguments(text, parsed):
-    assert large_call(text) == parsed
+def test_a_large_or_slow_call_is_a_tool_and_json_arguments(text, parsed):
+    assert tool_call(text) == tool_call(text, "--slow-call") == parsed
 
 
 @pytest.mark.parametrize("text", ["x {bad", "x [1]", ""])
-def test_large_call_that_is_not_a_tool_and_a_json_object_is_refused(text):
-    with pytest.raises(ServerArgsError):
-        large_call(text)
+def test_a_call_that_is_not_a_tool_and_a_json_object_is_refused(text):
+    with pytest.raises(ServerArgsError, match="--slow-call"):
+        tool_call(text, "--slow-call")
 
 
 @pytest.mark.parametrize(
@@ -227,6 +254,8 @@ def test_large_call_that_is_not_a_tool_and_a_json_object_is_refused(text):
         (["--large-call", "large", "--server", "python3"], "applies to the --server before it"),
         (["--server", "python3", "--large-call", "large {bad json"], "arguments are not JSON"),
         (["--server", "python3", "--large-call", "a", "--large-call", "b"], "given twice"),
+        (["--slow-call", "slow", "--server", "python3"], "applies to the --server before it"),
+        (["--server", "python3", "--slow-call", "slow [1]"], "--slow-call 'slow [1]': arguments must be a JSON object"),
         (["--server", "python3", "--only", "L1"], "unknown check (with --server) L1"),
         (["--server", "python3", "--sdk", "2.2.0"], "--sdk does not go with --server"),
         (["--server", "python3", "--name", "x", "--server", "python3", "--name", "x"], "names two servers"),
@@ -249,6 +278,8 @@ def cli_run(tmp_path_factory):
         command(),
         "--large-call",
         "large {}",
+        "--slow-call",
+        'slow {"seconds": 0.5}',
         "--name",
         "good",
         "--server",
@@ -276,11 +307,13 @@ def test_cli_runs_every_check_on_every_server_and_records_its_identity(cli_run):
     assert verdicts == {("good", c): OK for c in CHECKS} | {("bad", c): OK for c in CHECKS} | {
         ("bad", "S2"): BUG,
         ("bad", "S4"): BUG,
+        ("bad", "S13"): "not_applicable",  # no --slow-call
     }
     assert runs[0]["server"] == {
         "label": "good",
         "command": command(),
         "large_call": {"tool": "large", "arguments": {}},
+        "slow_call": {"tool": "slow", "arguments": {"seconds": 0.5}},
         "era": runs[0]["server"]["era"],
         "env": {"names": [], "inherit": False},
     }

@@ -1,6 +1,7 @@
-"""A minimal server on standalone fastmcp, as its documentation shows: one tool, "large", whose
-answer is "x" * bytes (default 300,000: more than a pipe holds)."""
+"""A minimal server on standalone fastmcp, as its documentation shows: a tool "large", whose
+answer is "x" * bytes (default 300,000: more than a pipe holds), and a tool "slow", answered after seconds."""
 
+import anyio
 from fastmcp import FastMCP
 
 server = FastMCP("minimal-fastmcp")
@@ -9,6 +10,12 @@ server = FastMCP("minimal-fastmcp")
 @server.tool
 def large(bytes: int = 300_000) -> str:
     return "x" * bytes
+
+
+@server.tool
+async def slow(seconds: float = 0.5) -> str:
+    await anyio.sleep(seconds)
+    return f"slept {seconds} s"
 
 
 if __name__ == "__main__":
