@@ -424,12 +424,22 @@ _ctypes.CDLL(None).timer_create(1, _EVENT, _ctypes.byref(_TIMER))
 _ctypes.CDLL(None).timer_settime(_TIMER, 0, (_ctypes.c_long * 4)(1, 0, 1, 0), None)
 """
 
+_STDIO_IMPORTS = "import os\nimport sys\nimport threading\n"
+_SIGINT_AT_IMPORT = """import os
+import signal as _signal
+import sys
+import threading
+
+if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:  # a disposition the user chose is kept
+    _signal.signal(_signal.SIGINT, lambda signum, frame: os._exit(130))
+"""
+
 UNFORESEEN_FIXES = {
     # state set at import that fork(2) drops: a repeating POSIX timer (SIGWINCH, a handler) armed when
     # mcp.server.stdio is imported; its handler ends the server once stdin has been at EOF for 1 s
     "L1-import-posix-timer": {
         "server/stdio.py": [
-            ("import os\nimport sys\nimport threading\n", _TIMER_AT_IMPORT),
+            (_STDIO_IMPORTS, _TIMER_AT_IMPORT),
             *_at_stdin_eof("_EOF_AT.append(_time.monotonic())")["server/stdio.py"],
         ]
     },
@@ -475,6 +485,10 @@ subprocess.run(["/bin/sh", "-c", f"(sleep 1; kill -USR1 {os.getpid()}) <&- >&- 2
             )
         ]
     },
+    # a handler set at import: mcp.server.stdio, once imported, ends the process with 130 on SIGINT (where SIGINT
+    # still has Python's own handler, so asyncio.run then leaves it in place); undone by a fixture that resets
+    # SIGINT after the import, kept by one started as from a shell (forked or exec'd)
+    "L12-import-sigint-handler": {"server/stdio.py": [(_STDIO_IMPORTS, _SIGINT_AT_IMPORT)]},
     # a late-closing stream: once the server has exited, the client closes its stdout stream 0.8 s later
     # (time for output a descendant might still send), which ends the reader as at EOF
     "L8-late-close": {

@@ -11,7 +11,9 @@ join that same thread; only a third ends the process. python-sdk #3551 (says
 TTY only), #2663.
 
 Bug: the server serving (it answered initialize), stdin open, SIGINT; up to
-SIGINTS of them, each recorded with the state after it. Control: stdin
+SIGINTS of them, each recorded with the state after it. The fixture keeps the
+signal dispositions the SDK sets at import and start-up (spawn.from_a_shell
+gives it, or its fork server, a shell's at exec). Control: stdin
 closed first (the fixture's read stream ends and it keeps its event loop
 running), then SIGINT: what differs is only the thread blocked on stdin.
 Mitigated: the bug's first SIGINT, then host_contract.shutdown_child (close
@@ -45,7 +47,7 @@ EXIT_BOUND = 5.0  # shutdown_child's wait for the server to exit by itself once 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """SIGINT with stdin open (bug), with stdin closed first (control), or once then shutdown_child (mitigated)."""
-    args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
+    args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF)]
     with fixture_arm.started(sdk, SCRIPT, args, timers=True) as fixture:
         return fixture.finish(_run(arm, fixture.child, fixture.timers, fixture.events, options))
 
