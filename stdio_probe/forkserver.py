@@ -121,7 +121,9 @@ class ForkServer:
     (unavailable) and the fixtures are exec'd, to show what they do themselves.
     """
 
-    def __init__(self, python: str, script: Path, env: dict[str, str], folder: str) -> None:
+    def __init__(self, command: list[str], script: Path, env: dict[str, str], folder: str) -> None:
+        """command starts the SDK's interpreter (spawn.from_a_shell: with the signal dispositions a shell gives
+        it, which the preload, and so every fork, starts from)."""
         self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._stderr = tempfile.TemporaryFile()
         # where fixtures/fork_shim.py reaches it (a folder only we can enter, in the run's folder); every fork
@@ -134,7 +136,7 @@ class ForkServer:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         self.process = subprocess.Popen(
-            [python, str(script), "--control-fd", str(theirs.fileno()), "--preload", ",".join(PRELOAD)]
+            [*command, str(script), "--control-fd", str(theirs.fileno()), "--preload", ",".join(PRELOAD)]
             + ["--listen", listen],
             stdin=stdin_r,
             stdout=stdout_w,

@@ -291,12 +291,13 @@ def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_f
 def _popen(
     argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
 ) -> tuple[subprocess.Popen, Pidfd | None]:
-    """Exec argv in a session of its own, with child_env and stdin, stdout pipes; tracked with its pidfd."""
+    """Exec argv as a shell would (from_a_shell) in a session of its own, with child_env and stdin, stdout pipes;
+    tracked with its pidfd."""
     if stopping():
         raise Stopping("the run is stopping")
     _guard()
     process = subprocess.Popen(
-        argv,
+        from_a_shell(argv),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
@@ -416,8 +417,6 @@ def spawn_command(command: str, env: dict[str, str] | None = None, inherit: bool
     argv = shlex.split(command)
     if not argv:
         raise ValueError("empty server command")
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        argv = _with_default_sigint(argv)
     server_id = uuid.uuid4().hex
     process, pidfd = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
     child = Child(process, time.monotonic(), StderrRing(process.stderr), pidfd=pidfd)
@@ -432,14 +431,21 @@ _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: t
 )
 
 
-def _with_default_sigint(argv: list[str]) -> list[str]:
-    """argv run with SIGINT's and SIGQUIT's default dispositions, where the probe's SIGINT is ignored
-    (a background job's).
+def from_a_shell(argv: list[str]) -> list[str]:
+    """argv started with the signal dispositions a shell gives a command: through the stub that restores SIGINT's
+    and SIGQUIT's defaults (_with_default_sigint) where the probe's SIGINT is ignored (a background job's), else
+    as it is. Restored at exec, before the program starts: what it then does with them at start-up (Python's
+    KeyboardInterrupt handler, an SDK's handler installed at import) is its own, as from a terminal."""
+    return _with_default_sigint(argv) if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else argv
 
-    An ignored signal stays ignored across exec, so a server started from such a probe would ignore
-    SIGINT as it never would from a terminal (S9). A stub resets them (and SIGPIPE, SIGXFSZ, which its
-    own interpreter ignores) and execs argv (same pid); Popen's preexec_fn would do it without the
-    stub but is unsafe in a probe that runs threads.
+
+def _with_default_sigint(argv: list[str]) -> list[str]:
+    """argv run with SIGINT's and SIGQUIT's default dispositions.
+
+    An ignored signal stays ignored across exec, so a server (S9) or a fixture (L12) started from a probe
+    that ignores SIGINT would ignore it as it never would from a terminal. A stub resets them (and SIGPIPE,
+    SIGXFSZ, which its own interpreter ignores) and execs argv (same pid); Popen's preexec_fn would do it
+    without the stub but is unsafe in a probe that runs threads.
     """
     if shutil.which(argv[0]) is None:
         raise FileNotFoundError(f"{argv[0]} not found")
@@ -471,7 +477,7 @@ class ForkServers:
                     with suppress(OSError):  # no server (no fds, no memory): its fixtures are exec'd
                         server_env = {**child_env(env), **_fixture_env(), SPAWN_MARKER: SPAWN_PLACEHOLDER}
                         _fork_servers[key] = ForkServer(
-                            python, FIXTURES / "fork_server.py", server_env, run_folder()
+                            from_a_shell([python]), FIXTURES / "fork_server.py", server_env, run_folder()
                         )
 
     def end(self, index: int) -> None:

@@ -47,7 +47,7 @@ REPORT = textwrap.dedent(
 @pytest.fixture
 def server():
     env = {**spawn.child_env({}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
-    fork_server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
+    fork_server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
     yield fork_server
     fork_server.close(spawn.TERM_GRACE)
 
@@ -306,7 +306,7 @@ def test_fork_server_gives_up_on_state_a_fork_would_drop(tmp_path, what):
     (tmp_path / "mcp").mkdir()
     (tmp_path / "mcp" / "__init__.py").write_text(code + "\n")
     env = {**spawn.child_env({"PYTHONPATH": str(tmp_path)}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
-    server = ForkServer(sys.executable, spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
+    server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
     try:
         with pytest.raises(ForkServerUnavailable, match=named):
             _forked(server, spawn.FIXTURES / "fixture_events.py", [])
@@ -358,3 +358,42 @@ def test_fork_server_reaps_an_orphan_it_adopted_and_goes_on(tmp_path):
     out, _ = adopter.communicate(timeout=30)
     assert adopter.returncode == 0
     assert out.decode().split() == ["True", '{"returncode":', "5}"]
+
+
+SIGINT_HANDLER_AT_IMPORT = """
+import signal
+def sdk_sigint(signum, frame):
+    pass
+if signal.getsignal(signal.SIGINT) is signal.default_int_handler:  # as asyncio.run decides: a choice made is kept
+    signal.signal(signal.SIGINT, sdk_sigint)
+"""
+DISPOSITIONS = """
+import mcp, signal
+print(signal.getsignal(signal.SIGINT).__name__, signal.getsignal(signal.SIGQUIT).name)
+"""
+
+
+@pytest.mark.parametrize("probe_sigint", ["default", "ignored"])
+@pytest.mark.parametrize("launch", ["exec", "fork_server"])
+def test_a_sigint_handler_set_at_import_survives_into_the_fixture(tmp_path, launch, probe_sigint):
+    """An SDK that installs a SIGINT handler at import (here a stand-in mcp package) has it in the fixture, exec'd
+    or forked, as in `python fixture.py` started from a shell: also when the probe runs as a background job (its
+    SIGINT ignored, which an exec would pass on and the import would then leave alone), SIGQUIT's default too."""
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "__init__.py").write_text(SIGINT_HANDLER_AT_IMPORT)
+    script = tmp_path / "dispositions.py"
+    script.write_text(DISPOSITIONS)
+    env = {"PYTHONPATH": str(tmp_path)}
+    servers = spawn.ForkServers([(sys.executable, env)], arms_each=1, ahead=0)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if probe_sigint == "ignored" else signal.default_int_handler)
+    try:
+        if launch == "fork_server":
+            servers.begin(0)
+        child = spawn.spawn(sys.executable, str(script), [], env)
+        assert child.record()["launch"] == launch
+        assert read_line(child.process.stdout).decode().split() == ["sdk_sigint", "SIG_DFL"]
+        child.process.stdin.close()
+        assert child.process.wait(10) == 0
+    finally:
+        signal.signal(signal.SIGINT, before)
+        servers.close()

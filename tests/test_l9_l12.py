@@ -7,6 +7,7 @@ fixes run here, with both methods too.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from contextlib import asynccontextmanager
 
@@ -37,6 +38,19 @@ def test_pinned_reproduces_with_the_window_method(pinned, run_cases):
     for case_id, run in runs.items():
         assert run["verdict"] == "reproduced", (case_id, run["reason"])
     assert {s["decided_by"] for s in runs["L12"]["arms"]["bug"]["sigints"][:2]} == {"window"}
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_pinned_reproduces_l12_when_the_probe_ignores_sigint(pinned, run_cases, method):
+    """A probe run as a background job (SIGINT ignored, which an exec passes on): its fixture, forked or exec'd,
+    still starts with SIGINT as from a shell, so the SDK's own handling of it is what the case sees."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        run = run_cases(pinned, ["L12"], Options() if method == "fast" else WINDOW)["L12"]
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert run["verdict"] == "reproduced", run["reason"]
+    assert run["arms"]["control"]["sigints"][0]["exit_code"] == -signal.SIGINT, "the control ends by SIGINT"
 
 
 def _left(runs: dict, arm: str) -> dict:

@@ -10,8 +10,12 @@ KeyboardInterrupt into the loop, and the interpreter's shutdown then waits to
 join that same thread; only a third ends the process. python-sdk #3551 (says
 TTY only), #2663.
 
-Bug: the server serving (it answered initialize), stdin open, SIGINT; up to
-SIGINTS of them, each recorded with the state after it. Control: stdin
+Bug: the server serving (it answered initialize) and waiting for input (its
+stdin pipe empty, a thread asleep in read(2) on it or in an event loop's wait
+watching it: _stdin_wait; its other threads may run), stdin open, SIGINT; up to
+SIGINTS of them, each recorded with the state after it. The fixture keeps the
+signal dispositions the SDK sets at import and start-up (spawn.from_a_shell
+gives it, or its fork server, a shell's at exec). Control: stdin
 closed first (the fixture's read stream ends and it keeps its event loop
 running), then SIGINT: what differs is only the thread blocked on stdin.
 Mitigated: the bug's first SIGINT, then host_contract.shutdown_child (close
@@ -45,7 +49,7 @@ EXIT_BOUND = 5.0  # shutdown_child's wait for the server to exit by itself once 
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """SIGINT with stdin open (bug), with stdin closed first (control), or once then shutdown_child (mitigated)."""
-    args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF), "--default-sigint"]
+    args = ["--payload-bytes", "16", "--linger-after-eof", str(LINGER_AFTER_EOF)]
     with fixture_arm.started(sdk, SCRIPT, args, timers=True) as fixture:
         return fixture.finish(_run(arm, fixture.child, fixture.timers, fixture.events, options))
 
@@ -55,10 +59,15 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     if not record["serving"]:
         return record
     if arm != "control":  # SIGINT once the server waits for input: between lines even this reader can be cancelled
-        record["idle"] = child.wait_for(lambda: _idle(child), options.window)
+
+        def waiting() -> bool:  # once seen it stays seen: wait_for asks again as it returns
+            record["stdin_wait"] = record.get("stdin_wait") or _stdin_wait(child)
+            return record["stdin_wait"] is not None
+
+        record["idle"] = child.wait_for(waiting, options.window)
         if not record["idle"]:
             return record
-        record["thread_in_stdin_read"] = _reading_stdin(child)  # the SDK's way to wait; a fix may have none
+        record["thread_in_stdin_read"] = record["stdin_wait"] == "read"  # the SDK's way to wait; a fix may have none
     else:
         wire.close_stdin(child)
         ended = child.wait_for(lambda: any(e["event"] == "read_stream_ended" for e in events.events()), options.window)
@@ -79,27 +88,34 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     return record
 
 
-def _idle(child: Child) -> bool:
-    """Whether the server waits for input, however it reads: its stdin pipe empty, and every thread asleep
-    in two readings sample.SAMPLE_INTERVAL apart without having run in between."""
+def _stdin_wait(child: Child) -> str | None:
+    """The syscall in which a thread of the server waits for input on its stdin pipe with nothing in flight, or
+    None: the pipe empty (the server has read all the probe wrote; every request was answered before this is
+    asked), and a thread asleep in read(2) on it (the SDK's reader) or in an event loop's wait that watches it
+    (epoll or poll: a reader that waits in the loop). Only that thread counts: others (a watchdog, a timer)
+    may keep waking, and the server is still waiting for input."""
     if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
-        return False
-    first = sample.threads(child.pid)
-    time.sleep(sample.SAMPLE_INTERVAL)
-    last = sample.threads(child.pid)
-    same = [(t["tid"], t["switches"]) for t in first] == [(t["tid"], t["switches"]) for t in last]
-    return bool(last) and same and all(t["state"] == "S" for t in last)
-
-
-def _reading_stdin(child: Child) -> bool:
-    """Whether a thread of the server sleeps in read(2) on its stdin pipe."""
+        return None
     inode = os.fstat(child.process.stdin.fileno()).st_ino
     for thread in sample.threads(child.pid):
         call = thread["syscall"]
-        if thread["state"] == "S" and call.get("name") == "read":
-            if sample.fd_target(child.pid, call["fd"]) == f"pipe:[{inode}]":
-                return True
-    return False
+        if thread["state"] == "S" and _watches(child.pid, call, inode):
+            return call["name"]
+    return None
+
+
+def _watches(pid: int, call: dict, inode: int) -> bool:
+    """Whether a thread's syscall waits on pipe inode: a read(2) of it, an epoll wait with it in its interest
+    list, a poll with it in its pollfd array (what cannot be read, the call left meanwhile, says no)."""
+    if call.get("name") == "read":
+        fds = [call["fd"]]
+    elif "epfd" in call:
+        fds = [entry["fd"] for entry in sample.epoll_interest(pid, call["epfd"]) or [] if entry["ino"] == inode]
+    elif "pollfds" in call:
+        fds = sample.poll_fds(pid, call["pollfds"], call["nfds"]) or []
+    else:
+        return False
+    return any(sample.fd_target(pid, fd) == f"pipe:[{inode}]" for fd in fds)
 
 
 def _after_sigint(child: Child, timers: hang.TimerQuery | None, options: Options) -> dict:
@@ -138,7 +154,10 @@ def assess(record: dict) -> Finding:
     if record.get("read_stream_ended") is False:
         return Finding(None, "the server's read stream never ended after stdin was closed", "no stdin EOF seen")
     where = "stdin open" if record["stdin_open"] else "stdin closed"
-    where += ", a thread in read(2) on it" if record.get("thread_in_stdin_read") else ""
+    if record.get("thread_in_stdin_read"):
+        where += ", a thread in read(2) on it"
+    elif record.get("stdin_wait"):
+        where += f", a thread in {record['stdin_wait']} watching it"
     steps = [_step(s) for s in record["sigints"]]
     note = f"{where}: " + "; ".join(steps)
     first = record["sigints"][0]
