@@ -14,12 +14,14 @@ it, and where the proof looks:
                                       /proc does not show them; no answer, no proof
   a POSIX timer                       /proc/PID/timers
   a pending signal                    SigPnd per thread, ShdPnd, in /proc/PID[/task/TID]/status
-  an fd a blocked epoll/poll watches  its epoll interest list (/proc/PID/fdinfo/EPFD) or pollfd
-                                      array (/proc/PID/mem): each must be a pipe or a Unix socket
-                                      whose ends (and peer) only this process or the probe hold, or
-                                      an eventfd at count 0, a disarmed timerfd or a signalfd that
-                                      no other live process holds (kcmp; libuv's and tokio's wakers):
-                                      only a thread of the process could make it ready, and none runs
+  an fd a blocked epoll/poll, read or  its epoll interest list (/proc/PID/fdinfo/EPFD) or pollfd
+  write watches                       array (/proc/PID/mem): each must be a pipe whose other end,
+                                      or a Unix socket that (with its peer), only this process or
+                                      the probe hold, an eventfd at count 0, a disarmed timerfd
+                                      (fdinfo it_value) or a signalfd that no other live process
+                                      holds (kcmp; libuv's and tokio's wakers), or a pidfd of the
+                                      process itself: only a thread of the process could make it
+                                      ready, and none runs
   a child's exit (SIGCHLD)            no live child
   a thread that ran meanwhile         each thread's context-switch count, unchanged from the first
                                       reading to the last (the timer-query thread excepted)
@@ -31,14 +33,18 @@ it, and where the proof looks:
 Anything unreadable or of another kind (an armed timerfd, an eventfd another
 process holds, a network socket, a pipe another process holds) means no proof,
 and the caller waits out its window instead. A Go program is never proven: its
-runtime keeps a thread in a timed wait (sysmon) and handles every signal. The
-process-wide half of these (pending signals, POSIX timers, children, the
-spawned tree) is outside_wake_source, the one rule every proof here applies
-(method.md, "The wake-source rule").
+runtime keeps a thread in a timed wait (sysmon) and handles every signal. Two
+functions hold the rule, and every proof here applies both (method.md, "The
+wake-source rule"): wake_source, the one reading of what each thread waits in
+and of every fd it watches, and outside_wake_source, the process-wide half
+(pending signals, POSIX timers, children, the spawned tree).
 
-prove_waiting_forever is the same rule for a client host (L10), whose wait is
-on a peer the caller names (its server): every thread sleeps with no timeout
-and nothing but that peer can wake it.
+prove_waiting_forever is the same rule for a client host (L10, the H checks),
+whose wait is on a peer the caller names (its server), and
+prove_blocked_together for a group of processes (L5, L7, L8, L9): there the
+processes named (the peer; the group, each proven blocked) join the process
+and the probe as the only ones whose doing may end a wait (a pipe's other
+end, a socket, an eventfd, timerfd or signalfd they hold, a pidfd of one).
 """
 
 from __future__ import annotations
@@ -185,8 +191,8 @@ def prove_blocked_on_pipe(
 def _blocked_throughout(
     pid: int, inode: int, first: list[dict], last: list[dict], answer: dict, side: str
 ) -> str | None:
-    """Every thread asleep with no timeout in both readings, and none but the query thread ran in between;
-    one of them in side's syscall (write or read) on the pipe."""
+    """Every thread asleep in both readings and none but the query thread ran in between (what each waits in
+    is wake_source's to judge, on the first reading); one of them in side's syscall (write or read) on the pipe."""
     if [t["tid"] for t in first] != [t["tid"] for t in last]:
         return "threads came or went during the proof"
     writers = 0
@@ -206,10 +212,6 @@ def _blocked_throughout(
             return f"thread {thread['tid']} ran during the proof"
         if call.get("name") == side and sample.fd_target(pid, call["fd"]) == f"pipe:[{inode}]":
             writers += 1
-        elif not call.get("no_timeout"):
-            return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
-        elif call["name"] == "futex" and not call["private"]:
-            return f"thread {thread['tid']} waits on a futex another process can wake"
     return None if writers else f"no thread is {'writing to' if side == 'write' else 'reading from'} the pipe"
 
 
@@ -224,42 +226,94 @@ def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side:
     holders = sample.pipe_readers(inode) if other_end == "read" else sample.pipe_writers(inode)
     if holders != [os.getpid()]:
         return f"pipe {other_end} end held by {holders}, not the probe alone"
-    query, query_peer = None, None
     if answer["fd"] is not None:
-        query = sample.fd_target(pid, answer["fd"])
-        query_peer = sample.unix_peer(int(query[8:-1])) if query and query.startswith("socket:[") else None
-        if query_peer is None:
-            return f"timer-query fd {answer['fd']} is {query}, not a connected Unix socket"
-    watched = _watched_fds(pid, threads)
-    if isinstance(watched, str):
-        return watched
-    targets, anon = set(), []
-    for fd in watched:
+        query = sample.fd_target(pid, answer["fd"]) or ""
+        if not query.startswith("socket:[") or sample.unix_peer(int(query[8:-1])) is None:
+            return f"timer-query fd {answer['fd']} is {query or 'unreadable'}, not a connected Unix socket"
+    return wake_source(pid, threads, allowed=())
+
+
+def wake_source(pid: int, threads: list[dict], allowed: Collection[int]) -> str | None:
+    """Why a thread of pid could leave its wait by the doing of a process other than pid and those in allowed
+    (and the probe, on a pipe or socket), or None when none can: the one reading of a wait that every proof
+    applies (method.md, "The wake-source rule"). threads is a reading of pid's (sample.threads).
+
+    Each thread sleeps in a syscall with no timeout: a futex private to the process; wait4, pause or
+    rt_sigsuspend (a child's exit, a signal: outside_wake_source's half); a read or write, an epoll or poll
+    wait, whose every fd is ruled out by _fds_wake_source's table. A select, an unknown syscall or one with a
+    timeout may wake. allowed: processes the caller proves unable to wake (a joint proof's group), or names
+    as what pid waits for (its server); pid's own threads are the caller's to prove asleep throughout.
+    """
+    if not threads:
+        return "process has no readable threads"
+    watched: dict[int, str] = {}  # fd -> the thread that watches it, for the reason
+    for thread in threads:
+        call, tid = thread["syscall"], thread["tid"]
+        if not call.get("readable"):
+            return f"thread {tid} syscall unreadable"
+        if thread["state"] != "S" or call.get("running"):
+            return f"thread {tid} is running"
+        name = call.get("name", f"syscall {call.get('nr')}")
+        if name in ("read", "write"):
+            fds: list[int] | str = [call["fd"]]
+        elif not call.get("no_timeout"):
+            return f"thread {tid} in {name} may wake"
+        elif name == "futex" and not call["private"]:
+            return f"thread {tid} waits on a futex another process can wake"
+        else:
+            fds = _watched_fds(pid, tid, call)
+        if isinstance(fds, str):
+            return fds
+        watched |= {fd: f"thread {tid} in {name}" for fd in fds}
+    return _fds_wake_source(pid, watched, {pid, *allowed})
+
+
+def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> str | None:
+    """Why one of pid's fds that a thread waits on (fd -> which thread) could become ready by the doing of a
+    process outside allowed (pid among them), or None. The table: a pipe whose other end (the write end of a
+    read end, and the other way round) only processes of allowed or the probe hold; a Unix socket that, with
+    its peer, only they hold; an eventfd at count 0, a disarmed timerfd or a signalfd (_anon_ready) that only
+    processes of allowed hold (kcmp); a pidfd of a live process of allowed (_pidfd_ready). Anything else (an
+    armed timerfd, a network socket, a file) is a wake source."""
+    ends = allowed | {os.getpid()}  # the probe writes or reads a pipe or socket only as the proof awaits
+    sockets: dict[str, int] = {}  # a socket or its peer -> the fd it is reached by
+    anon = []
+    for fd, waiter in watched.items():
         target = sample.fd_target(pid, fd)
-        if target is not None and target.startswith("anon_inode:"):
+        if target == "anon_inode:[pidfd]":
+            if (why := _pidfd_ready(pid, fd, allowed)) is not None:
+                return why
+        elif target is not None and target.startswith("anon_inode:"):
             if (why := _anon_ready(pid, fd, target)) is not None:
                 return why
             anon.append(fd)
-            continue
-        if target is None or not target.startswith(("pipe:[", "socket:[")):
-            return f"watched fd {fd} is {target or 'unreadable'}, which another source can make ready"
-        targets.add(target)
-        if target.startswith("socket:["):
-            peer = sample.unix_peer(int(target[8:-1]))
-            if peer is None:
-                return f"watched fd {fd} ({target}) is not a Unix socket with a known peer"
-            targets.add(f"socket:[{peer}]")
-    if anon and (why := _anon_shared(pid, anon)) is not None:
+        elif target is not None and target.startswith("pipe:["):
+            others = _pipe_other_end(pid, fd, int(target[6:-1]))
+            if others is None:
+                return f"{waiter}: the mode of fd {fd} ({target}) is unreadable"
+            if outside := sorted(set(others) - ends):
+                return f"{waiter}: the other end of {target} (fd {fd}) is held by {outside} too"
+        elif target is not None and target.startswith("socket:[") and (peer := sample.unix_peer(int(target[8:-1]))):
+            sockets |= {target: fd, f"socket:[{peer}]": fd}
+        else:
+            return f"{waiter}: fd {fd} is {target or 'unreadable'}, which another source can make ready"
+    if anon and (why := _anon_shared(pid, anon, allowed)) is not None:
         return why
-    queried = {query, f"socket:[{query_peer}]"} if query is not None else set()
-    holders = sample.fd_holders(targets | queried)
-    probe = os.getpid()
-    if queried and (holders.pop(query) != [pid] or holders.pop(f"socket:[{query_peer}]") != [probe]):
-        return "the timer-query socket is held by a process other than the fixture and the probe"
-    for target, pids in holders.items():
-        if not set(pids) <= {pid, probe}:
-            return f"{target}, watched by the process, is also held by {sorted(set(pids) - {pid, probe})}"
+    for target, pids in sample.fd_holders(set(sockets)).items():
+        if outside := sorted(set(pids) - ends):
+            return f"{watched[sockets[target]]}: {target} (of fd {sockets[target]}) is also held by {outside}"
     return None
+
+
+def _pipe_other_end(pid: int, fd: int, inode: int) -> list[int] | None:
+    """Who holds the end of pipe inode that can make pid's fd on it ready: its writers for a read end, its
+    readers for a write end, both for an fd open for both; None when the fd's mode cannot be read."""
+    flags = (sample.fdinfo(pid, fd) or {}).get("flags")
+    if flags is None:
+        return None
+    mode = int(flags, 8) & os.O_ACCMODE
+    writers = sample.pipe_writers(inode) if mode != os.O_WRONLY else []
+    return sorted({*writers, *(sample.pipe_readers(inode) if mode != os.O_RDONLY else [])})
 
 
 QUIET_ANON = {  # an anonymous-inode file a blocked loop watches -> (fdinfo key, its value when it is not ready)
@@ -283,15 +337,26 @@ def _anon_ready(pid: int, fd: int, target: str) -> str | None:
     return None
 
 
-def _anon_shared(pid: int, fds: list[int]) -> str | None:
-    """Why another live process could make one of these watched anonymous-inode files ready (it holds
-    it too), or None when only pid holds them all."""
+def _pidfd_ready(pid: int, fd: int, allowed: set[int]) -> str | None:
+    """Why a watched pidfd could become ready, or None: it is ready once its process ends, which one of
+    allowed (proven unable to wake, or the peer whose end pid waits for) does not do by itself."""
+    of = (sample.fdinfo(pid, fd) or {}).get("Pid")
+    if of is None:
+        return f"watched fd {fd} (anon_inode:[pidfd]): its process is unreadable"
+    if int(of) not in allowed or not sample.is_live(int(of)):
+        return f"watched fd {fd} is a pidfd of process {of}, whose end would make it ready"
+    return None
+
+
+def _anon_shared(pid: int, fds: list[int], allowed: set[int]) -> str | None:
+    """Why a process outside allowed could make one of these watched anonymous-inode files ready (it holds
+    it too), or None when only processes of allowed hold them."""
     holders = sample.anon_file_holders(pid, fds)
     if holders is None:
         return f"who else holds watched fds {fds} (eventfd, timerfd, signalfd) cannot be told (kcmp)"
     for fd, pids in holders.items():
-        if pids != [pid]:
-            return f"watched fd {fd} ({sample.fd_target(pid, fd)}) is also held by {[p for p in pids if p != pid]}"
+        if outside := [p for p in pids if p not in allowed]:
+            return f"watched fd {fd} ({sample.fd_target(pid, fd)}) is also held by {outside}"
     return None
 
 
@@ -319,26 +384,21 @@ def _foreign_timers(pid: int) -> str | None:
     return None
 
 
-def _watched_fds(pid: int, threads: list[dict]) -> list[int] | str:
-    """The fds that blocked epoll and poll waits watch, or why they cannot be read."""
-    fds: list[int] = []
-    for thread in threads:
-        call = thread["syscall"]
-        if "epfd" in call:
-            interest = sample.epoll_interest(pid, call["epfd"])
-            if interest is None:
-                return f"epoll interest list of fd {call['epfd']} unreadable"
-            for entry in interest:
-                target = sample.fd_target(pid, entry["fd"])
-                if target is None or entry["ino"] is None or not _same_inode(pid, entry["fd"], target, entry["ino"]):
-                    return f"epoll fd {call['epfd']} watches a file no longer at fd {entry['fd']}"
-                fds.append(entry["fd"])
-        elif "pollfds" in call:
-            polled = sample.poll_fds(pid, call["pollfds"], call["nfds"])
-            if polled is None:
-                return f"the fds of thread {thread['tid']}'s poll are unreadable"
-            fds += polled
-    return fds
+def _watched_fds(pid: int, tid: int, call: dict) -> list[int] | str:
+    """The fds a blocked epoll or poll wait watches (none for another call), or why they cannot be read."""
+    if "epfd" in call:
+        interest = sample.epoll_interest(pid, call["epfd"])
+        if interest is None:
+            return f"epoll interest list of fd {call['epfd']} unreadable"
+        for entry in interest:
+            target = sample.fd_target(pid, entry["fd"])
+            if target is None or entry["ino"] is None or not _same_inode(pid, entry["fd"], target, entry["ino"]):
+                return f"epoll fd {call['epfd']} watches a file no longer at fd {entry['fd']}"
+        return [entry["fd"] for entry in interest]
+    if "pollfds" in call:
+        polled = sample.poll_fds(pid, call["pollfds"], call["nfds"])
+        return f"the fds of thread {tid}'s poll are unreadable" if polled is None else polled
+    return []
 
 
 def _same_inode(pid: int, fd: int, target: str, ino: int) -> bool:
@@ -357,19 +417,20 @@ def prove_waiting_forever(pid: int, marker: Marker, accounted: Collection[int] =
     "threads"}. It sleeps for good (_asleep_for_good) and nothing outside it but the accounted peers can
     wake it (outside_wake_source)."""
     threads = sample.threads(pid)
-    why = _asleep_for_good(pid, threads) or outside_wake_source(pid, marker, accounted=accounted)
+    why = _asleep_for_good(pid, threads, accounted) or outside_wake_source(pid, marker, accounted=accounted)
     return {"proven": why is None, "why_not": why, "threads": threads}
 
 
 def prove_blocked_together(members: dict[int, Marker], accounted: Collection[int] = ()) -> dict:
     """No process in members (pid: the marker of its spawned tree) can run again unless one of them does:
     {"proven": bool, "why_not": str | None, "threads": {pid: threads}}. Each sleeps for good
-    (_asleep_for_good) and nothing outside the group can wake it (outside_wake_source, the others
-    counted as blocked, the peers in accounted as the caller names them); so none ever will (L8: a host and
-    the process holding its server's stdout; L9: a host waiting for what its server left to end)."""
+    (_asleep_for_good, its waits on what only the group and the peers in accounted hold) and nothing outside
+    the group can wake it (outside_wake_source, the others counted as blocked, the peers in accounted as the
+    caller names them); so none ever will (L8: a host and the process holding its server's stdout; L9: a host
+    waiting for what its server left to end)."""
     threads = {pid: sample.threads(pid) for pid in members}
     for pid, marker in members.items():
-        why = _asleep_for_good(pid, threads[pid], group=members) or outside_wake_source(
+        why = _asleep_for_good(pid, threads[pid], [*members, *accounted]) or outside_wake_source(
             pid, marker, blocked=members, accounted=accounted
         )
         if why is not None:
@@ -377,37 +438,8 @@ def prove_blocked_together(members: dict[int, Marker], accounted: Collection[int
     return {"proven": True, "why_not": None, "threads": threads}
 
 
-def _asleep_for_good(pid: int, threads: list[dict], group: Collection[int] = ()) -> str | None:
-    """Why pid could wake by itself, or None: every thread sleeps in a wait with no timeout (a futex no
-    other process shares; a read or write on a pipe whose other end only processes of group hold, which
-    the caller proves blocked too), and no interval timer can fire a handler (_foreign_timers: such a
-    process, a host or a process the server left, cannot be asked)."""
-    if not threads:
-        return "process has no readable threads"
-    for thread in threads:
-        call = thread["syscall"]
-        if not call.get("readable"):
-            return f"thread {thread['tid']} syscall unreadable"
-        if thread["state"] != "S" or call.get("running"):
-            return f"thread {thread['tid']} is running"
-        if call.get("name") in ("read", "write"):
-            if (why := _pipe_peers_outside(pid, call, group)) is not None:
-                return f"thread {thread['tid']} in {call['name']}: {why}"
-        elif not call.get("no_timeout"):
-            return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
-        if call["name"] == "futex" and not call["private"]:
-            return f"thread {thread['tid']} waits on a futex another process can wake"
-    return _foreign_timers(pid)
-
-
-def _pipe_peers_outside(pid: int, call: dict, group: Collection[int]) -> str | None:
-    """Why a read(2) or write(2) of pid could end by another's doing, or None: it is on a pipe whose other
-    end (the write end for a read, the read end for a write) only processes of group hold."""
-    target = sample.fd_target(pid, call["fd"]) or ""
-    if not target.startswith("pipe:["):
-        return f"fd {call['fd']} is {target or 'unreadable'}, not a pipe"
-    inode = int(target[len("pipe:[") : -1])
-    others = sample.pipe_writers(inode) if call["name"] == "read" else sample.pipe_readers(inode)
-    if outside := sorted(set(others) - set(group)):
-        return f"the other end of {target} is held by {outside} too"
-    return None
+def _asleep_for_good(pid: int, threads: list[dict], allowed: Collection[int]) -> str | None:
+    """Why pid could wake by itself, or None: no thread's wait can end but by a process of allowed
+    (wake_source), and no interval timer can fire a handler (_foreign_timers: such a process, a host or a
+    process the server left, cannot be asked)."""
+    return wake_source(pid, threads, allowed) or _foreign_timers(pid)

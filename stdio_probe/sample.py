@@ -259,8 +259,11 @@ def poll_fds(pid: int, address: int, count: int) -> list[int] | None:
     """The fds of a blocked poll's pollfd array, read from the process's memory (needs ptrace access).
 
     None when it cannot be read as one: a count past the kernel's limit on open files (the thread left its
-    poll between the two readings and the words are another call's), or memory that is gone or changed."""
-    if not 0 < count <= MAX_POLL_FDS:
+    poll between the two readings and the words are another call's), or memory that is gone or changed.
+    A poll of no fds watches none (only a signal ends it)."""
+    if count == 0:
+        return []
+    if count > MAX_POLL_FDS:
         return None
     try:
         with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:

@@ -462,6 +462,22 @@ def _watch_sigint() -> None:
     threading.Thread(target=_watchdog, daemon=True).start()
 """
 _SERVING = "    restore_stdin: Callable[[], None] | None = None\n"
+# A wait on an armed timerfd through the event loop (loop.add_reader): the loop sleeps in epoll_wait with no
+# timeout and wakes when the timerfd expires, which no thread's syscall argument shows; only the fd it watches
+# (its fdinfo: it_value) does. The L8 and L10 shapes below put it before stdio_client's _parse_line.
+_AFTER_TIMERFD = (
+    "def _after_timerfd(seconds: float, callback) -> None:\n"
+    "    import asyncio, ctypes\n\n"
+    "    loop, libc = asyncio.get_running_loop(), ctypes.CDLL(None)\n"
+    "    fd = libc.timerfd_create(1, os.O_NONBLOCK | os.O_CLOEXEC)  # CLOCK_MONOTONIC\n"
+    "    libc.timerfd_settime(fd, 0, (ctypes.c_long * 4)(0, 0, int(seconds), int(seconds % 1 * 1e9)), None)\n\n"
+    "    def fire() -> None:\n"
+    "        loop.remove_reader(fd)\n"
+    "        os.close(fd)\n"
+    "        callback()\n\n"
+    "    loop.add_reader(fd, fire)\n\n\n"
+    "def _parse_line("
+)
 
 UNFORESEEN_FIXES = {
     # state set at import that fork(2) drops: a repeating POSIX timer (SIGWINCH, a handler) armed when
@@ -538,6 +554,47 @@ subprocess.run(["/bin/sh", "-c", f"(sleep 1; kill -USR1 {os.getpid()}) <&- >&- 2
                 "            await _close_pipe(process.stdout)\n\n"
                 "        tg.start_soon(close_late)\n",
             )
+        ]
+    },
+    # a grace on a timerfd: once process.wait() returns, the client waits 1 s on an armed timerfd in the event
+    # loop (for output a descendant might still send), then closes the session's read stream: the call fails
+    "L8-timerfd-grace": {
+        "client/stdio.py": [
+            (
+                "        tg.start_soon(stdin_writer)\n",
+                "        tg.start_soon(stdin_writer)\n\n"
+                "        async def close_after_grace() -> None:\n"
+                "            await process.wait()\n"
+                '            fired = __import__("asyncio").get_running_loop().create_future()\n'
+                "            _after_timerfd(1.0, lambda: fired.done() or fired.set_result(None))\n"
+                "            await fired\n"
+                "            await read_stream_writer.aclose()\n\n"
+                "        tg.start_soon(close_after_grace)\n",
+            ),
+            ("def _parse_line(", _AFTER_TIMERFD),
+        ]
+    },
+    # a SIGTERM on a timerfd: a native cancel that breaks through the shutdown's shield arms a timerfd for 1 s
+    # in the event loop, whose expiry SIGTERMs the server's group; the cancel goes on, and the host returns
+    # once the server is gone
+    "L10-timerfd-sigterm": {
+        "client/stdio.py": [
+            (
+                "            with anyio.CancelScope(shield=True):\n                await shutdown()\n",
+                "            try:\n"
+                "                with anyio.CancelScope(shield=True):\n"
+                "                    await shutdown()\n"
+                '            except __import__("asyncio").CancelledError:\n'
+                "                _after_timerfd(1.0, lambda: _terminate_group(process.pid))\n"
+                "                raise\n",
+            ),
+            (
+                "def _parse_line(",
+                "def _terminate_group(pgid: int) -> None:\n"
+                "    with suppress(ProcessLookupError):\n"
+                '        os.killpg(pgid, __import__("signal").SIGTERM)\n\n\n'
+                + _AFTER_TIMERFD,
+            ),
         ]
     },
 }

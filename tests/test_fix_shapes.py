@@ -4,7 +4,8 @@ Each shape defeats a fast method that trusts a fork too far or a proof that over
 (tests/sdk_fixes.py, UNFORESEEN_FIXES): state that fork(2) drops, a subreaper client, a detached
 waker, a delayed helper, a late-closing stream, a SIGINT handler set at import (undone by a fixture that
 reset SIGINT after the import), a watchdog thread that keeps waking (refused by a trigger that waited for
-every thread to idle); or one that takes a caller's bound for a proof
+every thread to idle), a wait on an armed timerfd in the event loop (L8, L10: the loop sleeps in epoll_wait
+with no timeout); or one that takes a caller's bound for a proof
 (LATE_FIXES): a decode error surfaced after 3 s (L5), a writer that serves again after 3 s (L7);
 or one whose trigger the fast method's shorter wait would miss (GRACE_SHAPES): a client grace of 3 s
 outlasting L11's 2.5 s tool (still reproduced), a client that waits for its server without a bound.

@@ -133,4 +133,39 @@ def test_the_syscall_reader_survives_a_helper_that_exits_between_readings():
 
 def test_a_poll_array_of_an_impossible_size_is_not_read():
     assert sample.poll_fds(os.getpid(), 0x57D7, 0x7FFE8BA53A4C) is None
+    assert sample.poll_fds(os.getpid(), 0, 0) == []  # a poll of no fds (a wait for a signal) watches none
     assert "pollfds" not in sample.describe_syscall("61 0xffffffff 0x7ffe8ba53a4c 0x0 0x0 0x0 0x0 0x7ffe 0x7f")
+
+
+LOOP_ON_TIMERFD = """
+import ctypes, os, select, sys
+timer = ctypes.CDLL(None).timerfd_create(1, os.O_CLOEXEC)  # CLOCK_MONOTONIC (os.timerfd_create: 3.13)
+ctypes.CDLL(None).timerfd_settime(timer, 0, (ctypes.c_long * 4)(0, 0, int(sys.argv[1]), 0), None)
+loop = select.epoll()
+loop.register(timer, select.EPOLLIN)
+loop.poll()
+"""
+
+
+@pytest.mark.parametrize(("armed_s", "proven"), [(600, False), (0, True)], ids=["armed", "disarmed"])
+def test_a_loop_waiting_on_an_armed_timerfd_can_wake_and_on_a_disarmed_one_cannot(armed_s, proven):
+    """A process whose one thread sleeps in epoll_wait with no timeout on a timerfd: armed, the timerfd wakes
+    it (its fdinfo's it_value), disarmed nothing can. hang.wake_source decides, and every proof of a wait
+    reads it: the single process's (L10, the H checks) and the joint one (L5, L7, L8, L9)."""
+    waiter = subprocess.Popen([sys.executable, "-c", LOOP_ON_TIMERFD, str(armed_s)], start_new_session=True)
+    marker = ("PROBE_SPAWN_ID", "none")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+            t["syscall"].get("name", "").startswith("epoll") for t in sample.threads(waiter.pid)
+        ):
+            time.sleep(0.02)
+        why = hang.wake_source(waiter.pid, sample.threads(waiter.pid), allowed=())
+        assert (why is None) is proven, why
+        if not proven:
+            assert "anon_inode:[timerfd]) may be ready: it_value" in why, why
+        assert hang.prove_waiting_forever(waiter.pid, marker)["proven"] is proven
+        assert hang.prove_blocked_together({waiter.pid: marker})["proven"] is proven
+    finally:
+        waiter.kill()
+        waiter.wait()

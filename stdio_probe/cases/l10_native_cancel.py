@@ -24,8 +24,10 @@ the connect, so a slow start cannot move it.)
 A host that does not come back is called stuck, in the fast method, on
 proof: in PROOF_SAMPLES consecutive samples every thread of the driver sleeps
 in a wait with no timeout and nothing but its server can wake it
-(hang.prove_waiting_forever: no child but the server's tree, no pending
-signal or timer, no other live process of the driver's tree); the server
+(hang.prove_waiting_forever: every fd its event loop watches ruled out by
+the wake-source rule, an armed timerfd never; no child but the server's
+tree, no pending signal or timer, no other live process of the driver's
+tree); the server
 ignores stdin EOF for LINGER_BOUND s, beyond any window. Without a proof, and
 in the window method, the host gets the whole window after the server's stdin
 EOF (the start of shutdown). The probe then ends the driver, records whether the server is

@@ -7,10 +7,10 @@ the scenario server carries the run marker and a scenario marker (spawn.SCENARIO
 forwards, so both trees are found in /proc and reaped at the end of every arm.
 
 A host "hangs" only on proof or after the window (the rule of the cases): in the fast method,
-PROOF_SAMPLES readings PROOF_GAP apart in which every thread of every host process sleeps in a wait
-with no timeout (hang.prove_waiting_forever) and every process of the scenario server's tree (our own
-code, which keeps no timer) sleeps with no timeout or in a pipe read or write, no thread of either
-having run in between; in the window method, the whole window after the check's trigger.
+PROOF_SAMPLES readings PROOF_GAP apart in which no thread of any host process can leave its wait but by
+the host's or the scenario server's processes (hang.prove_waiting_forever) and none of the scenario
+server's tree (our own code, which keeps no timer) can either (hang.wake_source, the same rule), no
+thread of either having run in between; in the window method, the whole window after the check's trigger.
 """
 
 from __future__ import annotations
@@ -217,9 +217,11 @@ class HostRun:
                     return {"proven": False, "why_not": f"host process {pid}: {proof['why_not']}"}
                 reading[pid] = proof["threads"]
             for pid in servers:
-                if (why := _peer_wakes(pid)) is not None:
+                # our own code, which keeps no timer: its waits go by the same rule, on what the host and it hold
+                threads = sample.threads(pid)
+                if (why := hang.wake_source(pid, threads, [*hosts, *servers])) is not None:
                     return {"proven": False, "why_not": f"server process {pid}: {why}"}
-                reading[pid] = sample.threads(pid)
+                reading[pid] = threads
             if first is None:
                 first = reading
             elif _switches(reading) != _switches(first):
@@ -285,26 +287,6 @@ def _hwm_kib(pid: int) -> int:
     except OSError:
         return 0
     return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-
-
-def _peer_wakes(pid: int) -> str | None:
-    """Why a process of the scenario server's tree could run again by itself, or None.
-
-    Ours keeps no timer: a thread asleep with no timeout, or in a blocking read or write of a pipe,
-    waits for the host (or a signal)."""
-    threads = sample.threads(pid)
-    if not threads:
-        return "no readable threads"
-    for thread in threads:
-        call = thread["syscall"]
-        if thread["state"] != "S" or call.get("running") or not call.get("readable"):
-            return f"thread {thread['tid']} is running"
-        if call.get("name") in ("read", "write"):
-            if not (sample.fd_target(pid, call["fd"]) or "").startswith("pipe:"):
-                return f"thread {thread['tid']} in {call['name']} on a non-pipe"
-        elif not call.get("no_timeout"):
-            return f"thread {thread['tid']} in {call.get('name', 'syscall ' + str(call.get('nr')))} may wake"
-    return None
 
 
 def _switches(reading: dict[int, list[dict]]) -> dict:
