@@ -89,3 +89,20 @@ def test_filesystem_server_hangs_on_eof_with_a_large_answer_unread(tmp_path):
     s2 = runs[("filesystem", "S2")]
     assert s2["verdict"] == "reproduced", s2["reason"]
     assert s2["arms"]["control"]["in_flight"]["bytes_received"] > third_party.TEXT_FILE_BYTES
+
+
+@pytest.mark.node
+def test_filesystem_server_answers_no_invalid_request_and_stdout_end_decides(tmp_path):
+    """typescript-sdk #2247, #563: the TS SDK's transport hands an invalid line to onerror, never to the peer.
+    Node is never proven idle (libuv reads stdin in epoll): the answers are final once stdout ends after EOF."""
+    try:
+        command = third_party.filesystem_server(tmp_path)
+    except third_party.Unavailable as exc:
+        pytest.skip(str(exc))
+    run = _run([Server("filesystem", command)], ["S12"])[("filesystem", "S12")]
+    assert run["verdict"] == "reproduced", run["reason"]
+    bug = run["arms"]["bug"]
+    assert bug["settled_by"] == "stdout_end" and bug["decided_by"] == "window"
+    unanswered = {frame["name"] for frame in bug["frames"] if frame["answer"] == "no answer"}
+    assert {"no jsonrpc", "method_", "not JSON"} <= unanswered, bug["frames"]
+    assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}

@@ -1,4 +1,4 @@
-"""The server checks (S1-S11) on real processes: a stdlib server (fixtures/fixture_check_server.py),
+"""The server checks (S1-S12) on real processes: a stdlib server (fixtures/fixture_check_server.py),
 well behaved by default and given each defect shape by a flag; a hostile one that must not hang
 the probe; the hang proof's foreign mode; and --server through the CLI.
 
@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -62,9 +63,10 @@ SHAPES = {
     "banner on stdout": (("--banner",), WELL | {"S4": BUG}),
     "leaves a child": (("--leave-child",), WELL | {"S5": BUG}),
     "leaves a child in a new session": (("--leave-child", "--child-new-session"), WELL | {"S5": BUG}),
-    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6a": BUG, "S6b": BUG}),
+    # S12's marker goes unanswered after its line of invalid JSON: no evidence
+    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6a": BUG, "S6b": BUG, "S12": "inconclusive"}),
     "dies on invalid UTF-8 only": (("--die-on-bad-utf8",), WELL | {"S6b": BUG}),
-    "mute after invalid JSON only": (("--mute-on-bad-json",), WELL | {"S6a": BUG}),
+    "mute after invalid JSON only": (("--mute-on-bad-json",), WELL | {"S6a": BUG, "S12": "inconclusive"}),
     "large answer blocks the reading": (("--blocking-writes",), WELL | {"S2": BUG}),
     # S2 not judged: when the 35-byte line is still in the pipe, it takes a pipe buffer of its own and the large
     # answer never fills the pipe's bytes (inconclusive); read before the reader paused, it is not_reproduced
@@ -74,6 +76,7 @@ SHAPES = {
     "ignores SIGINT": (("--ignore-sigint",), WELL | {"S9": BUG}),
     "traceback at EOF": (("--traceback-at-eof",), WELL | {"S10": BUG}),
     "SIGTERM waits for the unread answer": (("--drain-on-sigterm",), WELL | {"S11": BUG}),
+    "drops invalid requests": (("--drop-invalid",), WELL | {"S12": BUG}),
 }
 
 
@@ -114,6 +117,50 @@ def test_sigterm_waiting_for_the_unread_answer_is_proven_and_ends_once_drained()
     bug = runs["S11"]["arms"]["bug"]
     assert bug["decided_by"] == "proof" and bug["decided_after_sigterm_s"] < WINDOW
     assert bug["exited_after_drain"] and bug["exit_code"] == 0
+
+
+def test_s12_lists_each_frame_and_what_came_back_once_the_server_is_proven_idle():
+    well, dropping = run_checks((), checks=["S12"])["S12"], run_checks(("--drop-invalid",), checks=["S12"])["S12"]
+    for run in (well, dropping):
+        for arm in run["arms"].values():
+            assert arm["marker_answered"] and arm["decided_by"] == "proof" and arm["settled_by"] == "proof"
+            assert all(len(frame["sent"]) < 150 for frame in arm["frames"])
+        assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}
+    answered = {frame["name"]: frame["answer"] for frame in well["arms"]["bug"]["frames"]}
+    assert answered == {
+        "deep": "result",  # valid JSON-RPC: the stdlib's parser takes 300 levels
+        "no jsonrpc": "error -32600 Invalid request",
+        'jsonrpc "1.0"': "error -32600 Invalid request",
+        "method_": "error -32600 Invalid request",
+        "id only": "error -32600 Invalid request",
+        "batch": "error -32600 Invalid request: batches are not supported (id null)",
+        "not JSON": "error -32700 Parse error (id null)",
+    }
+    bug = dropping["arms"]["bug"]
+    assert [frame["name"] for frame in bug["frames"] if frame["answer"] == "no answer"] == list(answered)[1:]
+    assert bug["frames"][0]["sent"].endswith("characters)") and bug["frames"][-1]["sent"] == "{not json"
+    assert "dropped: Parse error" in bug["stderr"]
+
+
+def test_s12_without_a_proof_waits_for_stdout_to_end_after_eof():
+    """The window method never proves: what came back is final once stdout ends after stdin EOF."""
+    runs = run_checks(("--drop-invalid",), "window", ["S12"])
+    assert runs["S12"]["verdict"] == BUG, runs["S12"]["reason"]
+    for arm in runs["S12"]["arms"].values():
+        assert arm["decided_by"] == "window" and arm["settled_by"] == "stdout_end" and arm["exit_code"] == 0
+    assert "stdout ended after stdin EOF" in runs["S12"]["reason"]
+
+
+def test_s12_the_sdks_mcpserver_answers_no_invalid_request():
+    """python-sdk #2751 on the pinned SDK's MCPServer (tests/servers/py_mcpserver.py): each frame handed to the
+    session as an exception, none answered, the deep one included (pydantic's parser stops at 255 levels)."""
+    server = Server("mcpserver", f"{sys.executable} {Path(__file__).parent / 'servers' / 'py_mcpserver.py'}")
+    run = runner.run_servers([server], ["S12"], Options(WINDOW), lambda *a: None)[0]
+    assert run["verdict"] == BUG, run["reason"]
+    assert {frame["answer"] for frame in run["arms"]["bug"]["frames"]} == {"no answer"}
+    assert run["arms"]["bug"]["decided_by"] == "proof" and run["arms"]["bug"]["id_null"] == []
+    assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}
+    assert spawn.run_processes() == []
 
 
 @pytest.mark.parametrize(
