@@ -246,3 +246,18 @@ def test_h5_a_host_gone_before_the_server_stamped_its_exit_is_timed_before_it_no
     finding = HOST_CHECKS["H5"].assess({**bug, "host_exit_t": died["t"] - 0.02})
     assert finding.shown is False and "exited 0.02 s before the server died" in finding.note, finding
     assert "-" not in finding.short
+
+
+def test_s12_a_frame_unanswered_is_shown_only_once_what_came_back_is_final():
+    """A frame without an answer shows the defect once the server was proven idle or its stdout ended after EOF;
+    before that (no proof, stdout open a window after EOF) or with the marker unanswered there is no evidence."""
+    s12 = CHECKS["S12"]
+    well = next(copy.deepcopy(run["arms"]["bug"]) for run in runs_of("S12") if run["server"]["label"] == "well")
+    assert s12.assess(well).shown is False
+    well["frames"][-1]["answer"] = "no answer"
+    finding = s12.assess(well)
+    assert finding.shown is True and finding.short == "1 of 7 unanswered: not JSON", finding
+    assert s12.assess({**well, "settled_by": "stdout_end"}).note.startswith("stdout ended after stdin EOF: deep:")
+    assert s12.assess({**well, "settled_by": None}).shown is None
+    mute = next(run["arms"]["bug"] for run in runs_of("S12") if run["server"]["label"] == "mute-json")
+    assert s12.assess(mute).shown is None and s12.assess(mute).brief == "marker unanswered"

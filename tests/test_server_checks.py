@@ -15,12 +15,13 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 import pytest
 
-from stdio_probe import cli, hang, runner, sample, spawn, wire
-from stdio_probe.checks import CHECKS, session
+from stdio_probe import cli, eras, hang, runner, sample, spawn, wire
+from stdio_probe.checks import CHECKS, s12_invalid_requests, session
 from stdio_probe.model import Finding, Options, Probe, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.server_args import ServerArgsError, large_call
@@ -435,3 +436,21 @@ def test_an_eventfd_another_process_holds_is_a_wake_source():
             os.close(pidfd)
     finally:
         s.end()
+
+
+def test_s12_an_error_with_id_null_answers_only_the_parse_error_and_a_batch_refused_whole():
+    """What came back for each frame, read from a stand-in reader's parsed lines: an id-null -32600 is the
+    batch's refusal, an id-null -32700 the parse error's answer, and neither answers a frame with an id."""
+    frames = {frame.name: frame for frame in s12_invalid_requests.frames(eras.LEGACY)}
+    null_ids = [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+    ]
+    reader = SimpleNamespace(answers={}, messages=null_ids)
+    came_back = {name: s12_invalid_requests.came_back(frame, reader, null_ids) for name, frame in frames.items()}
+    assert came_back["batch"] == "error -32600 Invalid Request (id null)"
+    assert came_back["not JSON"] == "error -32700 Parse error (id null)"
+    assert {came_back[name] for name in ("deep", "no jsonrpc", "method_", "id only")} == {"no answer"}
+    array = SimpleNamespace(answers={}, messages=[{"unparsed": '[{"jsonrpc": "2.0", "id": 16, "result": {}}]'}])
+    assert s12_invalid_requests.came_back(frames["batch"], array, []) == "an array answer naming its id"
+    assert s12_invalid_requests.came_back(frames["not JSON"], array, []) == "no answer"
