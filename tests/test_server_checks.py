@@ -127,7 +127,8 @@ def test_s12_lists_each_frame_and_what_came_back_once_the_server_is_proven_idle(
             assert arm["marker_answered"] and arm["decided_by"] == "proof" and arm["settled_by"] == "proof"
             assert all(len(frame["sent"]) < 150 for frame in arm["frames"])
         assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}
-    answered = {frame["name"]: frame["answer"] for frame in well["arms"]["bug"]["frames"]}
+    bug = well["arms"]["bug"]
+    answered = dict(zip([frame["name"] for frame in bug["frames"]], s12_invalid_requests.came_back(bug), strict=True))
     assert answered == {
         "deep": "result",  # valid JSON-RPC: the stdlib's parser takes 300 levels
         "no jsonrpc": "error -32600 Invalid request",
@@ -438,19 +439,11 @@ def test_an_eventfd_another_process_holds_is_a_wake_source():
         s.end()
 
 
-def test_s12_an_error_with_id_null_answers_only_the_parse_error_and_a_batch_refused_whole():
-    """What came back for each frame, read from a stand-in reader's parsed lines: an id-null -32600 is the
-    batch's refusal, an id-null -32700 the parse error's answer, and neither answers a frame with an id."""
-    frames = {frame.name: frame for frame in s12_invalid_requests.frames(eras.LEGACY)}
-    null_ids = [
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}},
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
-    ]
-    reader = SimpleNamespace(answers={}, messages=null_ids)
-    came_back = {name: s12_invalid_requests.came_back(frame, reader, null_ids) for name, frame in frames.items()}
-    assert came_back["batch"] == "error -32600 Invalid Request (id null)"
-    assert came_back["not JSON"] == "error -32700 Parse error (id null)"
-    assert {came_back[name] for name in ("deep", "no jsonrpc", "method_", "id only")} == {"no answer"}
+def test_s12_a_batch_is_answered_by_an_array_naming_its_id():
+    """An array answer is a line the reader keeps unparsed (a stand-in reader holds one): it answers the batch
+    when it names the batch's id, and nothing else."""
+    batch = next(frame for frame in s12_invalid_requests.frames(eras.LEGACY) if frame.name == "batch")
     array = SimpleNamespace(answers={}, messages=[{"unparsed": '[{"jsonrpc": "2.0", "id": 16, "result": {}}]'}])
-    assert s12_invalid_requests.came_back(frames["batch"], array, []) == "an array answer naming its id"
-    assert s12_invalid_requests.came_back(frames["not JSON"], array, []) == "no answer"
+    assert s12_invalid_requests.by_id(batch.id, array, array=True) == "an array answer naming its id"
+    assert s12_invalid_requests.by_id(batch.id, array, array=False) == "no answer"
+    assert s12_invalid_requests.by_id(17, array, array=True) == "no answer"

@@ -28,7 +28,7 @@ from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S12"
-TITLE = "invalid requests (each with its id), then a marker: each answered with an error"
+TITLE = "invalid requests, each with its id, then a marker: each gets an error"
 ARMS = ("bug", "control")
 FIRST_ID = 11
 MARKER_ID = 30
@@ -123,32 +123,31 @@ def settle(s: session.Session, options: Options) -> dict:
 
 
 def answers(sent: list[Frame], lines: list[bytes | dict], reader: wire.StdoutReader, bug: bool) -> dict:
-    """Each frame as sent (its bytes bounded) and what came back for it (came_back); every answer with id null."""
+    """Each frame as sent (its bytes bounded), the answer to its id (by_id), and whether a server may be unable
+    to read that id (the batch's lies inside an array, the parse error has none); every answer with id null."""
     null_ids = [m for m in reader.messages if "id" in m and m["id"] is None and "method" not in m]
     listed = []
     for frame, line in zip(sent, lines, strict=True):
         shown = line.decode("utf-8", "backslashreplace").rstrip("\n") if isinstance(line, bytes) else json.dumps(line)
-        answer = came_back(frame, reader, null_ids) if bug else eras.answer_text(reader.answers.get(frame.twin_id))
         request_id = frame.id if bug else frame.twin_id
-        listed.append({"name": frame.name, "id": request_id, "sent": _cut(shown), "answer": answer})
-    return {"frames": listed, "id_null": [eras.answer_text(m) for m in null_ids[:NULL_ID_CAP]]}
+        readable = not bug or (frame.id is not None and frame.name != BATCH)
+        answer = by_id(request_id, reader, array=not readable)
+        fields = {"name": frame.name, "id": request_id, "sent": _cut(shown), "answer": answer}
+        listed.append(fields | {"id_readable": readable})
+    nulls = [{"code": _code(m), "answer": eras.answer_text(m)} for m in null_ids[:NULL_ID_CAP]]
+    return {"frames": listed, "id_null": nulls}
 
 
-def came_back(frame: Frame, reader: wire.StdoutReader, null_ids: list[dict]) -> str:
-    """What answers an invalid frame: its id's answer; for the batch also an array answer naming its id, or
-    an error with id null and a code other than -32700 (the batch refused whole); for the parse-error frame
-    an error with id null and -32700. An error with id null answers no frame whose id could be read: the
-    client waiting on that id still waits."""
-    if frame.id is None:
-        parsed = [m for m in null_ids if _code(m) == PARSE_ERROR]
-        return eras.answer_text(parsed[0]) + " (id null)" if parsed else NO_ANSWER
-    if (answer := reader.answers.get(frame.id)) is not None or frame.name != BATCH:
+def by_id(request_id: int | None, reader: wire.StdoutReader, array: bool) -> str:
+    """The answer to request_id, in a few words; with array also an array answer naming it (a line the reader
+    kept unparsed, cut to 200 characters)."""
+    answer = None if request_id is None else reader.answers.get(request_id)
+    if answer is not None or request_id is None or not array:
         return eras.answer_text(answer)
-    named = re.compile(rf'^\[.*"id"\s*:\s*{frame.id}\s*[,}}]')  # an unparsed line: a JSON array, shortened
+    named = re.compile(rf'^\[.*"id"\s*:\s*{request_id}\s*[,}}]')
     if any(named.search(str(m.get("unparsed", ""))) for m in reader.messages):
         return "an array answer naming its id"
-    refused = [m for m in null_ids if _code(m) not in (None, PARSE_ERROR)]
-    return eras.answer_text(refused[0]) + " (id null)" if refused else NO_ANSWER
+    return NO_ANSWER
 
 
 def _code(message: dict) -> int | None:
@@ -160,9 +159,26 @@ def _cut(text: str) -> str:
     return text if len(text) <= SENT_CAP else f"{text[: SENT_CAP - 1]}… ({len(text)} characters)"
 
 
+def came_back(record: dict) -> list[str]:
+    """What answered each frame: the answer to its id; for a frame whose id a server may not read, else an
+    error with id null: the parse error (no id) takes the last -32700, then the batch the first one left (a
+    server that cannot parse an array says -32700, one that refuses batches -32600). An error with id null
+    answers no frame whose id could be read: the client waiting on that id still waits."""
+    left, final = list(record["id_null"]), [frame["answer"] for frame in record["frames"]]
+    unread = [i for i, frame in enumerate(record["frames"]) if not frame["id_readable"] and final[i] == NO_ANSWER]
+    for i in sorted(unread, key=lambda i: record["frames"][i]["id"] is not None):  # the parse error first
+        no_id = record["frames"][i]["id"] is None
+        fits = [null for null in left if not no_id or null["code"] == PARSE_ERROR]
+        if fits:
+            taken = fits[-1] if no_id else fits[0]
+            left.remove(taken)
+            final[i] = f"{taken['answer']} (id null)"
+    return final
+
+
 def assess(record: dict) -> Finding:
-    """Shown when a frame got no answer once what came back was final; no evidence while the marker went
-    unanswered (S6a's defect, or a server gone) or nothing proved the answers final."""
+    """Shown when a frame got no answer (came_back) once what came back was final; no evidence while the marker
+    went unanswered (S6a's defect, or a server gone) or nothing proved the answers final."""
     if not record["marker_answered"]:
         exited = f"exit {record['exit_code']}" if record.get("ended_by") == "self" else "alive"
         why = session.blocked_on_client(record) or exited
@@ -171,14 +187,14 @@ def assess(record: dict) -> Finding:
         note = "no proof the server was idle, and stdout still open a window after stdin EOF: the answers are not final"
         return Finding(None, note, "answers not final")
     how = "proven idle" if record["settled_by"] == "proof" else "stdout ended after stdin EOF"
-    seen = "; ".join(f"{frame['name']}: {frame['answer']}" for frame in record["frames"])
-    if nulls := record["id_null"]:  # an error with id null answers no frame whose id could be read
-        seen += f"; {len(nulls)} answer(s) with id null: {', '.join(dict.fromkeys(nulls))}"
-    missing = [frame["name"] for frame in record["frames"] if frame["answer"] == NO_ANSWER]
+    names, answers = [frame["name"] for frame in record["frames"]], came_back(record)
+    seen = "; ".join(f"{name}: {answer}" for name, answer in zip(names, answers, strict=True))
+    if nulls := record["id_null"]:
+        seen += f"; answers with id null: {', '.join(null['answer'] for null in nulls)}"
+    missing = [name for name, answer in zip(names, answers, strict=True) if answer == NO_ANSWER]
     if missing:
-        short = f"{len(missing)} of {len(record['frames'])} unanswered: {', '.join(missing)}"
-        return Finding(True, f"{how}: {seen}", short)
-    return Finding(False, f"{how}: {seen}", f"all {len(record['frames'])} answered")
+        return Finding(True, f"{how}: {seen}", f"{len(missing)} of {len(names)} unanswered: {', '.join(missing)}")
+    return Finding(False, f"{how}: {seen}", f"all {len(names)} answered")
 
 
 PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))
