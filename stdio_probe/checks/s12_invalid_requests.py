@@ -6,7 +6,7 @@ that id forever (python-sdk #2751, typescript-sdk #2247 and #563: the transport 
 error to a log or an exception stream, never to the peer). S6a and S6b miss it: their ping, sent
 afterwards, is answered.
 
-The bug arm sends FRAMES one after another, then the era's liveness request (ping; server/discover in
+The bug arm sends frames() one after another, then the era's liveness request (ping; server/discover in
 2026-07-28) as the marker; the control sends each frame's valid twin (the liveness request with the
 frame's id). The marker answered is not enough on its own: a server may answer out of order. What
 came back is final once the marker is answered and either the server is proven idle (hang's
