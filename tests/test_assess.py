@@ -297,3 +297,34 @@ def test_h11_a_host_that_gave_up_on_the_call_is_not_shown_each_step_timed_even_i
     window = h11.assess(no_bound)
     assert window.shown is True and f"idle the last {no_bound['stuck']['idle_s']:.1f} s (window)" in window.note
     assert no_bound["stuck"]["idle_s"] >= 3, no_bound["stuck"]
+
+
+def test_s12_a_frame_unanswered_is_shown_only_once_what_came_back_is_final():
+    """A frame without an answer shows the defect once the server was proven idle or its stdout ended after EOF;
+    before that (no proof, stdout open a window after EOF) or with the marker unanswered there is no evidence."""
+    s12 = CHECKS["S12"]
+    well = next(copy.deepcopy(run["arms"]["bug"]) for run in runs_of("S12") if run["server"]["label"] == "well")
+    assert s12.assess(well).shown is False
+    well["id_null"] = [null for null in well["id_null"] if null["code"] != -32700]
+    finding = s12.assess(well)
+    assert finding.shown is True and finding.short == "1 of 7 unanswered: not JSON", finding
+    assert s12.assess({**well, "settled_by": "stdout_end"}).note.startswith("stdout ended after stdin EOF: deep:")
+    assert s12.assess({**well, "settled_by": None}).shown is None
+    mute = next(run["arms"]["bug"] for run in runs_of("S12") if run["server"]["label"] == "mute-json")
+    assert s12.assess(mute).shown is None and s12.assess(mute).brief == "marker unanswered"
+
+
+def test_s12_an_error_with_id_null_answers_only_a_frame_whose_id_a_server_may_not_read():
+    """mcp-time (mcp-go) answers the batch and the parse error each with -32700 and id null, and the frames
+    with a readable id with their id: all answered. The parse error takes a -32700 only, the batch any other
+    id-null error; one with id null answers no frame whose id could be read."""
+    s12 = CHECKS["S12"]
+    well = next(copy.deepcopy(run["arms"]["bug"]) for run in runs_of("S12") if run["server"]["label"] == "well")
+    dropped = {**well, "frames": [{**frame, "answer": "no answer"} for frame in well["frames"]], "id_null": []}
+    parse_errors = [{"code": -32700, "answer": f"error -32700 {text}"} for text in ("Failed to parse", "Parse error")]
+    both = {**well, "frames": [f if f["id_readable"] else {**f, "answer": "no answer"} for f in well["frames"]]}
+    assert s12.assess({**both, "id_null": parse_errors}).shown is False
+    assert s12.assess({**both, "id_null": parse_errors[:1]}).short == "1 of 7 unanswered: batch"
+    refused = [{"code": -32600, "answer": "error -32600 Invalid Request"}]
+    assert s12.assess({**both, "id_null": refused}).short == "1 of 7 unanswered: not JSON"
+    assert s12.assess({**dropped, "id_null": refused * 5 + parse_errors}).short.startswith("5 of 7 unanswered: deep")

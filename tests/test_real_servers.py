@@ -119,3 +119,20 @@ def test_the_ts_sdks_server_finishes_a_call_in_flight_at_eof():
     assert run["verdict"] == "not_reproduced", run["reason"]
     bug = run["arms"]["bug"]
     assert bug["answer"] == {"kind": "result", "text": "result 'slept 0.5 s'"} and not bug["answered_before_eof"]
+
+
+@pytest.mark.node
+def test_filesystem_server_answers_no_invalid_request_and_stdout_end_decides(tmp_path):
+    """typescript-sdk #2247, #563: the TS SDK's transport hands an invalid line to onerror, never to the peer.
+    Node is never proven idle (libuv reads stdin in epoll): the answers are final once stdout ends after EOF."""
+    try:
+        command = third_party.filesystem_server(tmp_path)
+    except third_party.Unavailable as exc:
+        pytest.skip(str(exc))
+    run = _run([Server("filesystem", command)], ["S12"])[("filesystem", "S12")]
+    assert run["verdict"] == "reproduced", run["reason"]
+    bug = run["arms"]["bug"]
+    assert bug["settled_by"] == "stdout_end" and bug["decided_by"] == "window"
+    unanswered = {frame["name"] for frame in bug["frames"] if frame["answer"] == "no answer"}
+    assert {"no jsonrpc", "method_", "not JSON"} <= unanswered, bug["frames"]
+    assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}

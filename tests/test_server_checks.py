@@ -1,4 +1,4 @@
-"""The server checks (S1-S13) on real processes: a stdlib server (fixtures/fixture_check_server.py),
+"""The server checks (S1-S14) on real processes: a stdlib server (fixtures/fixture_check_server.py),
 well behaved by default and given each defect shape by a flag; a hostile one that must not hang
 the probe; the hang proof's foreign mode; and --server through the CLI.
 
@@ -14,12 +14,14 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 import pytest
 
-from stdio_probe import cli, hang, runner, sample, spawn, wire
-from stdio_probe.checks import CHECKS, session
+from stdio_probe import cli, eras, hang, runner, sample, spawn, wire
+from stdio_probe.checks import CHECKS, s12_invalid_requests, session
 from stdio_probe.model import Finding, Options, Probe, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.server_args import ServerArgsError, tool_call
@@ -66,9 +68,10 @@ SHAPES = {
     "banner on stdout": (("--banner",), WELL | {"S4": BUG}),
     "leaves a child": (("--leave-child",), WELL | {"S5": BUG}),
     "leaves a child in a new session": (("--leave-child", "--child-new-session"), WELL | {"S5": BUG}),
-    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6a": BUG, "S6b": BUG}),
+    # S12's marker goes unanswered after its line of invalid JSON: no evidence
+    "dies on bad input": (("--die-on-bad-input",), WELL | {"S6a": BUG, "S6b": BUG, "S12": "inconclusive"}),
     "dies on invalid UTF-8 only": (("--die-on-bad-utf8",), WELL | {"S6b": BUG}),
-    "mute after invalid JSON only": (("--mute-on-bad-json",), WELL | {"S6a": BUG}),
+    "mute after invalid JSON only": (("--mute-on-bad-json",), WELL | {"S6a": BUG, "S12": "inconclusive"}),
     "large answer blocks the reading": (("--blocking-writes",), WELL | {"S2": BUG}),
     # S2 not judged: when the 35-byte line is still in the pipe, it takes a pipe buffer of its own and the large
     # answer never fills the pipe's bytes (inconclusive); read before the reader paused, it is not_reproduced
@@ -78,6 +81,7 @@ SHAPES = {
     "ignores SIGINT": (("--ignore-sigint",), WELL | {"S9": BUG}),
     "traceback at EOF": (("--traceback-at-eof",), WELL | {"S10": BUG}),
     "SIGTERM waits for the unread answer": (("--drain-on-sigterm",), WELL | {"S11": BUG}),
+    "drops invalid requests": (("--drop-invalid",), WELL | {"S12": BUG}),
     "cancels a call in flight at EOF": (("--cancel-at-eof",), WELL | {"S13": BUG}),
     "a call in flight at EOF keeps it alive": (("--stuck-at-eof",), WELL | {"S13": BUG}),
     "a signal aborts it": (("--abort-on-signal",), WELL | {"S14": BUG}),
@@ -142,6 +146,51 @@ def test_s13_a_call_that_keeps_the_server_alive_after_eof_is_decided_at_the_wind
 def test_s13_without_a_slow_call_is_not_applicable_and_starts_nothing():
     arm = CHECKS["S13"].run("bug", Server("fixture", command()), Options(WINDOW))
     assert arm == {"not_applicable": "needs --slow-call 'TOOL {json arguments}' (a call that takes 0.5 s or more)"}
+
+
+def test_s12_lists_each_frame_and_what_came_back_once_the_server_is_proven_idle():
+    well, dropping = run_checks((), checks=["S12"])["S12"], run_checks(("--drop-invalid",), checks=["S12"])["S12"]
+    for run in (well, dropping):
+        for arm in run["arms"].values():
+            assert arm["marker_answered"] and arm["decided_by"] == "proof" and arm["settled_by"] == "proof"
+            assert all(len(frame["sent"]) < 150 for frame in arm["frames"])
+        assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}
+    bug = well["arms"]["bug"]
+    answered = dict(zip([frame["name"] for frame in bug["frames"]], s12_invalid_requests.came_back(bug), strict=True))
+    assert answered == {
+        "deep": "result",  # valid JSON-RPC: the stdlib's parser takes 300 levels
+        "no jsonrpc": "error -32600 Invalid request",
+        'jsonrpc "1.0"': "error -32600 Invalid request",
+        "method_": "error -32600 Invalid request",
+        "id only": "error -32600 Invalid request",
+        "batch": "error -32600 Invalid request: batches are not supported (id null)",
+        "not JSON": "error -32700 Parse error (id null)",
+    }
+    bug = dropping["arms"]["bug"]
+    assert [frame["name"] for frame in bug["frames"] if frame["answer"] == "no answer"] == list(answered)[1:]
+    assert bug["frames"][0]["sent"].endswith("characters)") and bug["frames"][-1]["sent"] == "{not json"
+    assert "dropped: Parse error" in bug["stderr"]
+
+
+def test_s12_without_a_proof_waits_for_stdout_to_end_after_eof():
+    """The window method never proves: what came back is final once stdout ends after stdin EOF."""
+    runs = run_checks(("--drop-invalid",), "window", ["S12"])
+    assert runs["S12"]["verdict"] == BUG, runs["S12"]["reason"]
+    for arm in runs["S12"]["arms"].values():
+        assert arm["decided_by"] == "window" and arm["settled_by"] == "stdout_end" and arm["exit_code"] == 0
+    assert "stdout ended after stdin EOF" in runs["S12"]["reason"]
+
+
+def test_s12_the_sdks_mcpserver_answers_no_invalid_request():
+    """python-sdk #2751 on the pinned SDK's MCPServer (tests/servers/py_mcpserver.py): each frame handed to the
+    session as an exception, none answered, the deep one included (pydantic's parser stops at 255 levels)."""
+    server = Server("mcpserver", f"{sys.executable} {Path(__file__).parent / 'servers' / 'py_mcpserver.py'}")
+    run = runner.run_servers([server], ["S12"], Options(WINDOW), lambda *a: None)[0]
+    assert run["verdict"] == BUG, run["reason"]
+    assert {frame["answer"] for frame in run["arms"]["bug"]["frames"]} == {"no answer"}
+    assert run["arms"]["bug"]["decided_by"] == "proof" and run["arms"]["bug"]["id_null"] == []
+    assert {frame["answer"] for frame in run["arms"]["control"]["frames"]} == {"result"}
+    assert spawn.run_processes() == []
 
 
 @pytest.mark.parametrize(
@@ -422,3 +471,13 @@ def test_an_eventfd_another_process_holds_is_a_wake_source():
             os.close(pidfd)
     finally:
         s.end()
+
+
+def test_s12_a_batch_is_answered_by_an_array_naming_its_id():
+    """An array answer is a line the reader keeps unparsed (a stand-in reader holds one): it answers the batch
+    when it names the batch's id, and nothing else."""
+    batch = next(frame for frame in s12_invalid_requests.frames(eras.LEGACY) if frame.name == "batch")
+    array = SimpleNamespace(answers={}, messages=[{"unparsed": '[{"jsonrpc": "2.0", "id": 16, "result": {}}]'}])
+    assert s12_invalid_requests.by_id(batch.id, array, array=True) == "an array answer naming its id"
+    assert s12_invalid_requests.by_id(batch.id, array, array=False) == "no answer"
+    assert s12_invalid_requests.by_id(17, array, array=True) == "no answer"

@@ -13,6 +13,6 @@ CHECKS: dict[str, Probe] = registry(
     (
         "s1_idle_eof", "s2_eof_unread", "s3_sigterm", "s4_stdout_only_jsonrpc", "s5_descendants", "s6a_invalid_json",
         "s6b_invalid_utf8", "s7_answers_before_exit", "s8_reader_gone", "s9_sigint_idle", "s10_clean_ending",
-        "s11_sigterm_stuck", "s13_eof_in_flight", "s14_signal_ending"
+        "s11_sigterm_stuck", "s12_invalid_requests", "s13_eof_in_flight", "s14_signal_ending"
     ),
 )
