@@ -55,10 +55,10 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     if not record["serving"]:
         return record
     if arm != "control":  # SIGINT once the server waits for input: between lines even this reader can be cancelled
-        record["idle"] = child.wait_for(lambda: _idle(child), options.window)
+        record["idle"] = child.wait_for(lambda: waiting_for_input(child), options.window)
         if not record["idle"]:
             return record
-        record["thread_in_stdin_read"] = _reading_stdin(child)  # the SDK's way to wait; a fix may have none
+        record["thread_in_stdin_read"] = reading_stdin(child)  # the SDK's way to wait; a fix may have none
     else:
         wire.close_stdin(child)
         ended = child.wait_for(lambda: any(e["event"] == "read_stream_ended" for e in events.events()), options.window)
@@ -79,7 +79,7 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     return record
 
 
-def _idle(child: Child) -> bool:
+def waiting_for_input(child: Child) -> bool:
     """Whether the server waits for input, however it reads: its stdin pipe empty, and every thread asleep
     in two readings sample.SAMPLE_INTERVAL apart without having run in between."""
     if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
@@ -91,7 +91,7 @@ def _idle(child: Child) -> bool:
     return bool(last) and same and all(t["state"] == "S" for t in last)
 
 
-def _reading_stdin(child: Child) -> bool:
+def reading_stdin(child: Child) -> bool:
     """Whether a thread of the server sleeps in read(2) on its stdin pipe."""
     inode = os.fstat(child.process.stdin.fileno()).st_ino
     for thread in sample.threads(child.pid):
