@@ -26,8 +26,9 @@ WINDOW = Options(method="window", window=5.0)  # the window method, with a short
 ALSO_FIXES = {"L10-delayed-helper": {"L9"}}
 EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
 # a repeating timer wakes the server every second: on a loaded machine L12 has twice never seen it waiting for
-# input (two readings with no thread run between), and says so (no evidence), which is a refusal, not a verdict
-MAY_REFUSE = {("L1-import-posix-timer", "L12"): "never seen waiting for input"}
+# input (two readings with no thread run between), and says so (no evidence), which is a refusal, not a verdict;
+# L13 waits for the same before its tool fails
+MAY_REFUSE = {("L1-import-posix-timer", case): "never seen waiting for input" for case in ("L12", "L13")}
 SHAPES = {**UNFORESEEN_FIXES, **LATE_FIXES}
 EDITS = {**SHAPES, **{name: edits for name, (edits, _) in GRACE_SHAPES.items()}}
 
