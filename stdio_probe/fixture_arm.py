@@ -1,7 +1,7 @@
 """One server fixture under one case's arm: spawned with its markers, an events file and (where a proof
 needs it) a timer query, and ended whatever the arm does.
 
-Written once for every case that drives a server fixture (L1, L2, L12): the fixture is spawned
+Written once for every case that drives a server fixture (L1, L2, L12, L13): the fixture is spawned
 (spawn.spawn: its own session, the run and spawn markers), given --events and --timer-query-fd, and
 on leaving the block it is stopped (SIGTERM to its group, then SIGKILL) and the probe's end of the
 timer query closed, also when the arm raises or the spawn fails. Arm.finish adds the facts every

@@ -8,6 +8,7 @@ level (the probe's parent process must not); the group helpers take the group
 as a parameter and touch only what they name below.
 
   shutdown_child       L1  close stdin, drain stdout to EOF, bounded wait, SIGTERM, SIGKILL
+                       L13 after a request timeout: a server mute after a fatal error in a tool
   connect_or_close     L3  a rejected connect_to_server closes the transport it opened
   disconnect_verified  L4  disconnect, then remove tools still routed to the gone session
   sanitize_outbound    L2, L7  replace lone surrogates before a payload reaches the writer

@@ -33,7 +33,7 @@ error or not_applicable. Results go to results.json; the summary is one line
 per case, or a matrix of verdicts when several SDKs ran.
 
 commands (each has --help; run is the default):
-  run      the cases L1-L12 on SDKs (this interpreter's pinned mcp by default)
+  run      the cases L1-L13 on SDKs (this interpreter's pinned mcp by default)
   server   the server checks on any stdio server command
   host     the host checks on any stdio host command
   compare  the verdict changes between two results files

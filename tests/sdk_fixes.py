@@ -307,6 +307,40 @@ FIX_L11_ABANDON_THREAD = {
     ]
 }
 
+# L13, the tool's half: the tool runner turns SystemExit too (not only Exception) into an error result for the call.
+FIX_L13_CATCH_EXIT = {
+    "server/mcpserver/tools/base.py": [
+        (
+            "        except Exception as exc:\n            # A crash: the exception's own text stays on the server.\n",
+            "        except (Exception, SystemExit) as exc:\n"
+            "            # A crash: the exception's own text stays on the server.\n",
+        )
+    ]
+}
+
+# L13, the writer's half: an answer that cannot be serialised is replaced by a JSON-RPC error for its request's id
+# (a message without an id is dropped), so that call fails and the writer and session live on.
+FIX_L13_WRITER_ERROR = {
+    "server/stdio.py": [
+        (
+            "                        json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n",
+            "                        try:\n"
+            "                            json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
+            "                        except ValueError:\n"
+            '                            request_id = getattr(session_message.message, "id", None)\n'
+            "                            if request_id is None:\n"
+            "                                continue\n"
+            '                            error = types.ErrorData(code=types.INTERNAL_ERROR, message="unserialisable answer")\n'
+            '                            reply = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)\n'
+            "                            json = reply.model_dump_json(by_alias=True, exclude_unset=True)\n",
+        )
+    ]
+}
+
+# L13, by answering: both halves, so a call whose tool exits or whose answer cannot be serialised gets an error.
+FIX_L13 = {**FIX_L13_CATCH_EXIT, **FIX_L13_WRITER_ERROR}
+
+
 FIXES = {
     "L1": FIX_L1,
     "L2": FIX_L2,
@@ -320,6 +354,7 @@ FIXES = {
     "L10": FIX_L10,
     "L11": FIX_L11,
     "L12": FIX_L12,
+    "L13": FIX_L13,
 }
 
 # More than one fix of the same defect: the probe must see each (the case id comes first, then the way).
@@ -330,6 +365,12 @@ OTHER_FIXES = {
     "L10-finish": FIX_L10_FINISH,
     "L11-abandon-thread": FIX_L11_ABANDON_THREAD,
     "L12-default-sigint": FIX_L12_DEFAULT_SIGINT,
+    # L13 by ending: the fatal error's cancellation reaches a stdin read made in the event loop (FIX_L12), so no
+    # thread holds the process in read(2): it exits, its stdout ends, and the host's call fails at that EOF
+    "L13-exits": FIX_L12,
+    # L13's halves alone: each answers one shape of the fatal error (tests/test_l13.py: the other stays reproduced)
+    "L13-catch-exit": FIX_L13_CATCH_EXIT,
+    "L13-writer-error": FIX_L13_WRITER_ERROR,
 }
 
 # L1 fixed in shapes the proof must not be blind to: at stdin EOF the server arms something that ends

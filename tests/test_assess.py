@@ -1,6 +1,6 @@
 """Every probe's pure assess, and the verdict rule over it, on stored records: nothing is spawned.
 
-Stored records: results/releases.json (L1-L12 on 65 mcp releases, schema 10), the other results/*.json
+Stored records: results/releases.json (L1-L13 on 65 mcp releases, schema 10), the other results/*.json
 (L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S14 on real
 servers, H1-H11 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S14 on the fixture
 server's defect shapes, H1-H11 on the fixture host's; README.md there has the commands).

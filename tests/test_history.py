@@ -14,6 +14,7 @@ import pytest
 from packaging.version import Version
 
 from stdio_probe import cli, envs, index, release_table
+from stdio_probe.cases import CASES
 from stdio_probe.facts import SdkError
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.release_table import changes, markdown, ranges, verdicts_by_release
@@ -299,7 +300,7 @@ def test_the_release_sweep_gives_every_release_a_real_verdict_as_of_its_own_day(
     on_index = index.releases(tmp_path)
     cutoffs = {r.version: r.cutoff for r in on_index}
     cases, releases = verdicts_by_release(document)
-    assert len(cases) == 12
+    assert cases == list(CASES)
     wanted = {r.version for r in on_index if not r.yanked and not Version(r.version).is_prerelease}
     assert {v for v in wanted if Version(v) >= Version("1.0.0")} <= set(releases)
     for run in document["runs"]:

@@ -12,7 +12,7 @@ TTY only), #2663.
 
 Bug: the server serving (it answered initialize) and waiting for input (its
 stdin pipe empty, a thread asleep in read(2) on it or in an event loop's wait
-watching it: _stdin_wait; its other threads may run), stdin open, SIGINT; up to
+watching it: stdin_wait; its other threads may run), stdin open, SIGINT; up to
 SIGINTS of them, each recorded with the state after it. The fixture keeps the
 signal dispositions the SDK sets at import and start-up (spawn.from_a_shell
 gives it, or its fork server, a shell's at exec). Control: stdin
@@ -61,7 +61,7 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     if arm != "control":  # SIGINT once the server waits for input: between lines even this reader can be cancelled
 
         def waiting() -> bool:  # once seen it stays seen: wait_for asks again as it returns
-            record["stdin_wait"] = record.get("stdin_wait") or _stdin_wait(child)
+            record["stdin_wait"] = record.get("stdin_wait") or stdin_wait(child)
             return record["stdin_wait"] is not None
 
         record["idle"] = child.wait_for(waiting, options.window)
@@ -88,12 +88,12 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     return record
 
 
-def _stdin_wait(child: Child) -> str | None:
+def stdin_wait(child: Child) -> str | None:
     """The syscall in which a thread of the server waits for input on its stdin pipe with nothing in flight, or
     None: the pipe empty (the server has read all the probe wrote; every request was answered before this is
     asked), and a thread asleep in read(2) on it (the SDK's reader) or in an event loop's wait that watches it
     (epoll or poll: a reader that waits in the loop). Only that thread counts: others (a watchdog, a timer)
-    may keep waking, and the server is still waiting for input."""
+    may keep waking, and the server is still waiting for input (L12's trigger, L13's too)."""
     if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
         return None
     inode = os.fstat(child.process.stdin.fileno()).st_ino
@@ -102,6 +102,19 @@ def _stdin_wait(child: Child) -> str | None:
         if thread["state"] == "S" and _watches(child.pid, call, inode):
             return call["name"]
     return None
+
+
+def all_asleep(child: Child) -> bool:
+    """Whether the server is quiet: its stdin pipe empty, and every thread asleep in two readings
+    sample.SAMPLE_INTERVAL apart without having run in between (L13: when a failed tool's traceback is written
+    and the server waits again)."""
+    if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
+        return False
+    first = sample.threads(child.pid)
+    time.sleep(sample.SAMPLE_INTERVAL)
+    last = sample.threads(child.pid)
+    same = [(t["tid"], t["switches"]) for t in first] == [(t["tid"], t["switches"]) for t in last]
+    return bool(last) and same and all(t["state"] == "S" for t in last)
 
 
 def _watches(pid: int, call: dict, inode: int) -> bool:
