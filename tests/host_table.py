@@ -39,13 +39,13 @@ def installed(only: list[str] | None) -> list[third_party_hosts.Host]:
     return ready
 
 
-def run(window: float, only: list[str] | None) -> dict:
-    """Every host check on every installed host, in one run, as a results document."""
+def run(window: float, only: list[str] | None, checks: list[str]) -> dict:
+    """Every host check (of checks) on every installed host, in one run, as a results document."""
     started = datetime.datetime.now(datetime.UTC)
     options = Options(window, "fast")
     chosen = installed(only)
     hosts = [Host(h.name, h.command) for h in chosen]
-    runs = runner.run_hosts(hosts, list(HOST_CHECKS), options, lambda *a: None)
+    runs = runner.run_hosts(hosts, checks, options, lambda *a: None)
     described = {
         h.name: {
             "host": h.name.removesuffix(f"-{h.version}"),
@@ -85,7 +85,9 @@ def markdown(document: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return tables.main(argv, __doc__.splitlines()[0], HERE.parent / "results" / "hosts.json", run, markdown)
+    return tables.main(
+        argv, __doc__.splitlines()[0], HERE.parent / "results" / "hosts.json", run, markdown, list(HOST_CHECKS)
+    )
 
 
 if __name__ == "__main__":

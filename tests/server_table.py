@@ -1,6 +1,6 @@
 """The README's table of real servers: every server check on each, from one run, with versions.
 
-    python -m tests.server_table [--window 10] [--out results/servers.json] [--only LABEL,...]
+    python -m tests.server_table [--window 10] [--out results/servers.json] [--only LABEL,...] [--checks ID,...]
 
 The servers are the reference servers and SDKs that install here, pinned and cached by
 tests/third_party.py (PyPI into an environment each, npm into one folder), minimal servers of our
@@ -246,8 +246,8 @@ def shortened(value: object) -> object:
     return value
 
 
-def run(window: float, only: list[str] | None) -> dict:
-    """Every check on every server (one server at a time), as a results document."""
+def run(window: float, only: list[str] | None, checks: list[str]) -> dict:
+    """Every check (of checks) on every server (one server at a time), as a results document."""
     started = datetime.datetime.now(datetime.UTC)
     options = Options(window, "fast")
     runs, described = [], {}
@@ -256,7 +256,7 @@ def run(window: float, only: list[str] | None) -> dict:
             if only and entry.server.label not in only:
                 continue
             print(f"{entry.server.label} ...", file=sys.stderr, flush=True)
-            for found in runner.run_servers([entry.server], list(CHECKS), options, lambda *a: None):
+            for found in runner.run_servers([entry.server], checks, options, lambda *a: None):
                 found["server"] = shortened(found["server"])
                 for arm in found["arms"].values():
                     arm.pop("command", None)  # the server's command is the run's
@@ -290,7 +290,9 @@ def markdown(document: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return tables.main(argv, __doc__.splitlines()[0], HERE.parent / "results" / "servers.json", run, markdown)
+    return tables.main(
+        argv, __doc__.splitlines()[0], HERE.parent / "results" / "servers.json", run, markdown, list(CHECKS)
+    )
 
 
 if __name__ == "__main__":

@@ -16,16 +16,22 @@ def main(
     argv: list[str] | None,
     description: str,
     default_out: Path,
-    run: Callable[[float, list[str] | None], dict],
+    run: Callable[[float, list[str] | None, list[str]], dict],
     markdown: Callable[[dict], str],
+    checks: list[str],
 ) -> int:
-    """--window, --out, --only LABEL,...: one real run, its results file (validated, written whole), the table."""
+    """--window, --out, --only LABEL,..., --checks ID,...: one real run, its results file (validated, written
+    whole), the table. A run of some checks is a shard: `merge` joins it to the table's file."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--window", type=float, default=10.0)
     parser.add_argument("--out", type=Path, default=default_out)
     parser.add_argument("--only", help="labels, comma-separated")
+    parser.add_argument("--checks", help=f"check ids, comma-separated (default: all, {','.join(checks)})")
     args = parser.parse_args(argv)
-    document = run(args.window, args.only.split(",") if args.only else None)
+    chosen = args.checks.split(",") if args.checks else checks
+    if unknown := [check for check in chosen if check not in checks]:
+        parser.error(f"unknown checks {unknown}")
+    document = run(args.window, args.only.split(",") if args.only else None, chosen)
     record.validate(document, str(args.out))
     record.write_atomic(args.out, document)
     print(markdown(document))
