@@ -41,6 +41,9 @@ SCHEMA_VERSION history:
      (optional, added within 10). server.slow_call {tool, arguments} (--slow-call, S13; optional, added
      within 10).
      H11 (a host check, added within 10): its bug arm's stuck may carry idle_s (the idle window's count).
+     host.servers: how the host used servers with the well-behaved one (one server, a server per operation,
+     several at once) and H4's killed_t (a stuck host killed by the probe, its survivors then read)
+     (optional, added within 10).
 """
 
 from __future__ import annotations
@@ -162,8 +165,10 @@ def subject(run: dict) -> str:
 def subject_title(run: dict) -> str:
     """The subject as a reader wants it named: with the mcp version an SDK spec resolved to."""
     name = subject(run)
-    if run.get("host", {}).get("era"):
-        return f"{name} ({run['host']['era']} era)"
+    host = run.get("host", {})
+    if host.get("era"):
+        shape = "" if host.get("servers", "one server") == "one server" else f", {host['servers']}"
+        return f"{name} ({host['era']} era{shape})"
     version = run.get("sdk", {}).get("version")
     return f"{name} (mcp {version})" if version and version != name else name
 

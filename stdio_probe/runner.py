@@ -15,6 +15,7 @@ from stdio_probe.cases import ARMS, CASES
 from stdio_probe.checks import CHECKS, session
 from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation
 from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.hosts import session as host_session
 from stdio_probe.model import Host, Options, Probe, Sdk, Server
 from stdio_probe.record import ArmRecord, Run, make_run
 
@@ -209,8 +210,11 @@ def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm:
     runs = []
     for i, host in enumerate(hosts):
         control = records[(i, first.id, SHARED_CONTROL)]
-        era = next((e["era"] for e in control.get("events", ()) if e.get("era")), None)
+        events = control.get("events", [])
+        era = next((e["era"] for e in events if e.get("era")), None)
         described = {"label": host.label, "command": host.command, "era": era, "env": host.env.described()}
+        if events:  # how it used servers, with the well-behaved one: one, a server per operation, several at once
+            described["servers"] = host_session.server_shape(events)
         for check_id in check_ids:
             check = HOST_CHECKS[check_id]
             arms = {arm: control if arm == SHARED_CONTROL else records[(i, check_id, arm)] for arm in check.arms}

@@ -3,7 +3,8 @@
 Stored records: results/releases.json (L1-L13 on 65 mcp releases, schema 10), the other results/*.json
 (L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S14 on real
 servers, H1-H11 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S14 on the fixture
-server's defect shapes, H1-H11 on the fixture host's; README.md there has the commands).
+server's defect shapes, H1-H11 on the fixture host's, and on its shapes of host: a server per operation, a
+host that signals only the server's pid; README.md there has the commands).
 
 Stale, and so left out where they no longer match: the schema-4 files (results.json, sdk-*.json,
 client-cases-*.json) predate L1 and L2's server-API pair, so their L1 and L2 runs are judged without it;
@@ -30,7 +31,7 @@ from stdio_probe import record
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.decide import decide, decide_check, mitigation
-from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.hosts import HOST_CHECKS, session
 from stdio_probe.model import Finding, Options, Probe
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -328,3 +329,69 @@ def test_s12_an_error_with_id_null_answers_only_a_frame_whose_id_a_server_may_no
     refused = [{"code": -32600, "answer": "error -32600 Invalid Request"}]
     assert s12.assess({**both, "id_null": refused}).short == "1 of 7 unanswered: not JSON"
     assert s12.assess({**dropped, "id_null": refused * 5 + parse_errors}).short.startswith("5 of 7 unanswered: deep")
+
+
+def _host_arm(probe_id: str, label: str, arm: str = "bug") -> dict:
+    """An arm of a stored host run: tests/data/records/hosts.json (the fixture host's defect shapes) or
+    hosts-shapes.json (per-operation, per-operation-direct: a server per operation; term-at-once)."""
+    run = next(run for run in runs_of(probe_id) if run["host"]["label"] == label)
+    return copy.deepcopy(run["arms"][arm])
+
+
+def test_how_a_host_used_its_servers_is_read_from_what_the_launches_did():
+    """A new server after the host ended the one before (its EOF, no crash) is a server per operation; one that
+    starts while another still serves, several at once; relaunches after a crash leave a host one server."""
+    shape = session.server_shape
+    assert shape(_host_arm("H1", "good", "control")["events"]) == "one server"
+    assert shape(_host_arm("H9", "reconnect")["events"]) == "one server"  # 7 launches, each after a crash
+    per_operation = _host_arm("H1", "per-operation", "control")["events"]
+    assert shape(per_operation) == "a server per operation"
+    first_eof = next(e["t"] for e in per_operation if e["event"] == "stdin_eof" and e["launch"] == 1)
+    early = [{**e, "t": first_eof - 0.001} if e["event"] == "start" and e["launch"] == 2 else e for e in per_operation]
+    assert shape(early) == "several at once"
+
+
+def test_h9_a_server_per_operation_is_no_relaunch_a_launch_after_its_crash_is():
+    """The per-operation host's launch 2 (its call's) dies at start and nothing follows: not_applicable. Had a
+    launch followed that crash, the host relaunched: judged, not_applicable no longer."""
+    h9, bug = HOST_CHECKS["H9"], _host_arm("H9", "per-operation")
+    crashed = next(e for e in bug["events"] if e["event"] == "exit" and e["launch"] == 2)
+    assert h9.needs["bug"](bug).startswith(f"does not reconnect: no relaunch after launch 2 (pid {crashed['pid']})")
+    relaunch = [{"event": "start", "launch": 3, "pid": crashed["pid"] + 1, "t": crashed["t"] + 0.5}]
+    relaunch.append({"event": "exit", "launch": 3, "code": 1, "pid": crashed["pid"] + 1, "t": crashed["t"] + 0.51})
+    relaunched = {**bug, "events": bug["events"] + relaunch}
+    assert h9.needs["bug"](relaunched) is None
+    finding = h9.assess(relaunched)
+    assert finding.shown is False
+    assert finding.note == "3 launches (a server per operation): gave up after the crash loop", finding
+
+
+def test_h3_and_h10_name_the_server_each_note_is_about():
+    """H3: each server's gone time from its own EOF. H10: the call's server, alive after the host's kill, got no
+    signal; the list server's SIGTERM (at its close) is not its."""
+    h3 = _host_arm("H3", "per-operation")
+    note = HOST_CHECKS["H3"].assess(h3).note
+    for server in session.launches(h3["events"]):
+        eof = next(e["t"] for e in h3["events"] if e["event"] == "stdin_eof" and e["launch"] == server["launch"])
+        gone = h3["server_gone_t"][str(server["pid"])] - eof
+        assert f"{session.named(server)}: SIGTERM" in note and f"gone {gone:.2f} s after EOF" in note, note
+    h10 = _host_arm("H10", "per-operation-direct")
+    first, call = session.launches(h10["events"])
+    assert any(e["event"] == "signal" and e["pid"] == first["pid"] for e in h10["events"])
+    finding = HOST_CHECKS["H10"].assess(h10)
+    assert finding.shown is True and finding.note.startswith(f"{session.named(call)}: server alive"), finding
+    assert finding.note.endswith("(no signal)"), finding
+
+
+def test_h4_a_stuck_host_that_signalled_only_the_wrapper_is_judged_on_its_child():
+    """The wrapper got SIGTERM, its child none; the host never exited, and the child outlived the probe's kill of
+    it: shown. A stuck host that signalled nothing (it never began to end the server), or a record with no kill
+    (made before the probe killed stuck hosts), is no evidence."""
+    h4, wrapper = HOST_CHECKS["H4"], _host_arm("H4", "term-at-once", "wrapper")
+    finding = h4.assess(wrapper)
+    real = next(e["pid"] for e in wrapper["events"] if e["event"] == "real_server")
+    assert finding.shown is True and f"never signalled alive 1 s after the probe killed it: {real} " in finding.note
+    unsignalled = {**wrapper, "events": [e for e in wrapper["events"] if e["event"] != "signal"]}
+    assert h4.assess(unsignalled).shown is None and h4.assess(unsignalled).brief == "host never exited"
+    unkilled = {key: value for key, value in wrapper.items() if key != "killed_t"}
+    assert h4.assess({**unkilled, "survivors": []}).shown is None

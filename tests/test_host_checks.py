@@ -114,6 +114,62 @@ def test_the_wrapper_shape_has_its_own_pair_in_h4(tmp_path):
     assert "wrapper: reproduced" in run["reason"]
 
 
+def test_a_host_that_starts_a_server_per_operation_is_judged_on_each_server(tmp_path):
+    """One server for tools/list, closed, a new one for tools/call, each signalled alone (no PDEATHSIG): recorded
+    as a server per operation. H9: launch 2 (the call's) dies at start and nothing follows: not_applicable, not
+    "gave up after the crash loop". H3: each server timed from its own EOF. H10: the call's server, left alive,
+    got no signal; the SIGTERM the host sent its list server is that server's, and the note says so."""
+    flags = ("--server-per-operation", "--direct-child-only")
+    code, document = probe(tmp_path, fixture_host(*flags), "--only", "H3,H9,H10", "--window", "3")
+    assert code == 0 and document["metadata"]["leftover_processes"] == 0
+    runs = {run["case"]: run for run in document["runs"]}
+    assert {run["host"]["servers"] for run in runs.values()} == {"a server per operation"}
+    assert {case: run["verdict"] for case, run in runs.items()} == {
+        "H3": "not_reproduced",
+        "H9": "not_applicable",
+        "H10": "reproduced",
+    }, [run["reason"] for run in runs.values()]
+    starts = {e["launch"]: e["pid"] for e in runs["H9"]["arms"]["bug"]["events"] if e["event"] == "start"}
+    assert runs["H9"]["reason"] == (
+        f"bug arm: does not reconnect: no relaunch after launch 2 (pid {starts[2]}) crashed at start"
+        " (a server per operation)"
+    )
+    h3 = runs["H3"]["arms"]["bug"]
+    for launch in (1, 2):
+        pid = next(e["pid"] for e in h3["events"] if e["event"] == "start" and e["launch"] == launch)
+        eof = next(e["t"] for e in h3["events"] if e["event"] == "stdin_eof" and e["launch"] == launch)
+        gone = h3["server_gone_t"][str(pid)] - eof
+        assert f"launch {launch} (pid {pid}): " in runs["H3"]["reason"]
+        assert f"gone {gone:.2f} s after EOF" in runs["H3"]["reason"], runs["H3"]["reason"]
+    h10 = runs["H10"]["arms"]["bug"]
+    pids = {e["launch"]: e["pid"] for e in h10["events"] if e["event"] == "start"}
+    assert any(e["event"] == "signal" and e["launch"] == 1 for e in h10["events"])  # the list server's, at close
+    assert runs["H10"]["reason"].startswith(
+        f"bug: launch 2 (pid {pids[2]}): server alive 1 s after the host was killed: {pids[2]} parent "
+    )
+    assert "(no signal)" in runs["H10"]["reason"], runs["H10"]["reason"]
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_a_host_that_signals_only_the_wrapper_is_judged_on_the_wrappers_child(tmp_path, method):
+    """--term-at-once: SIGTERM to the server's pid alone at once, stdin never closed, then the host waits for the
+    server's stdout to end. The wrapper dies; its child (the real server, which ignores EOF) holds the pipes, so
+    the host never exits: the probe kills it, and the child, never signalled, is alive 1 s later: reproduced on
+    H4's wrapper pair (it read inconclusive, "host never exited")."""
+    host = fixture_host("--term-at-once")
+    code, document = probe(tmp_path, host, "--only", "H4", "--window", "3", "--method", method)
+    assert code == 0 and document["metadata"]["leftover_processes"] == 0
+    run = document["runs"][0]
+    assert run["pairs"]["wrapper"]["verdict"] == "reproduced", run["reason"]
+    wrapper = run["arms"]["wrapper"]
+    assert wrapper["stuck"]["decided_by"] == ("proof" if method == "fast" else "window"), wrapper["stuck"]
+    assert wrapper["host"]["ended_by"] == "SIGKILL" and not wrapper["host_exited_by_itself"]
+    real = next(e["pid"] for e in wrapper["events"] if e["event"] == "real_server")
+    assert [s["pid"] for s in wrapper["survivors"]] == [real]
+    assert not any(e["event"] == "signal" and e["pid"] == real for e in wrapper["events"])
+    assert "never signalled alive 1 s after the probe killed it" in run["pairs"]["wrapper"]["reason"]
+
+
 def test_a_daemon_that_drops_the_marker_is_found_counted_for_h4_and_reaped(tmp_path):
     """A well-behaved host that leaves a daemon (double fork, setsid, re-exec with an empty environment): the
     daemon keeps the run id in its command line ({server}'s words), so H4 counts it and the arm reaps it."""

@@ -2,8 +2,10 @@
 
 Trigger: the host is SIGKILLed while its tools/call is pending (the server holds the answer), the
 server ignoring stdin EOF (SIGTERM ends it). Shown when the server is alive SURVIVOR_GRACE (1 s) later,
-with its parent recorded (1, or a subreaper). The host's remedy on Linux: PR_SET_PDEATHSIG in the child
-before exec, or a supervisor that kills the server's process group.
+with its parent recorded (1, or a subreaper). A host that started more than one server (its list server
+already ended, its call's alive) is judged on each (session.per_server): the signals named are that
+server's own. The host's remedy on Linux: PR_SET_PDEATHSIG in the child before exec, or a supervisor that
+kills the server's process group.
 """
 
 from __future__ import annotations
@@ -46,4 +48,4 @@ def assess_bug(record: dict) -> Finding:
     return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(assess_bug, through=None))
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(session.per_server(assess_bug), through=None))

@@ -7,8 +7,8 @@ the window after the call, a window that counts only time in which the host's tr
 idle_window: a loaded machine slows a host on its way to giving up, it does not make it stuck). Not shown
 when the host gave up first: it cancelled the call (notifications/cancelled), closed the server's stdin,
 signalled it, or exited (its call failed); each is recorded with its time after the call (the host's own
-timeout). Host rule: a request timeout (the Python SDK's read_timeout_seconds, None by default), then
-host_contract.shutdown_child.
+timeout), the EOF and signals those of the server that read the call. Host rule: a request timeout (the
+Python SDK's read_timeout_seconds, None by default), then host_contract.shutdown_child.
 """
 
 from __future__ import annotations
@@ -32,9 +32,11 @@ def run_arm(arm: str, host: Host, options: Options) -> dict:
 
 def gave_up(record: dict) -> list[tuple[float, str]]:
     """What the host did that ends its wait on the call, each with its time from the call, in order: a cancel,
-    the server's stdin closed, the first signal, its own exit. The probe's own ending is not among the events."""
-    events = record["events"]
-    called = session.first(events, "message", method="tools/call")["t"]
+    the server's stdin closed, the first signal, its own exit. The probe's own ending is not among the events; the
+    server's are those of the one that read the call (a host that starts a server per operation ended its list
+    server before the call)."""
+    call = session.first(record["events"], "message", method="tools/call")
+    events, called = [e for e in record["events"] if e.get("launch") == call.get("launch")], call["t"]
     found = []
     if cancel := session.first([e for e in events if e["t"] >= called], "message", method="notifications/cancelled"):
         found.append((cancel["t"], "cancel"))

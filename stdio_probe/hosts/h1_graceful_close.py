@@ -2,7 +2,8 @@
 
 Trigger: a server that needs EXIT_DELAY (0.5 s) of cleanup after stdin EOF before it exits 0. Shown
 when the server got a signal (or was killed) before its own exit, when its stdin was never closed while
-the host ran, or when the host hung (proof or window). The order and times are recorded. Host rule:
+the host ran, or when the host hung (proof or window). The order and times are recorded; a host that
+started more than one server is judged on each (session.per_server). Host rule:
 host_contract.shutdown_child (close stdin, drain, bounded wait, then SIGTERM).
 """
 
@@ -41,4 +42,4 @@ def assess_bug(record: dict) -> Finding:
     return Finding(False, note, f"EOF, own exit {took:.2f} s later")
 
 
-PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug))
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(session.per_server(assess_bug)))

@@ -2,8 +2,9 @@
 
 Trigger: a server that ignores stdin EOF (SIGTERM still ends it). Shown when no signal reached it within
 the bound after its stdin EOF (or after the answer, when stdin was never closed), when the host hung
-(proof or window), or when the host exited leaving it alive unsignalled. Host rule:
-host_contract.shutdown_child (bounded wait, then SIGTERM, then SIGKILL).
+(proof or window), or when the host exited leaving it alive unsignalled. A host that started more than
+one server (a server per operation, several at once) is judged on each (session.per_server), the note
+naming it. Host rule: host_contract.shutdown_child (bounded wait, then SIGTERM, then SIGKILL).
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ def escalation(record: dict) -> Finding:
     if since is None:
         since, what = session.first(events, "answered"), "the answer"
     # a signal between the answer's write and its log line (the host read it at once); a host exits 0 only once
-    # its call succeeded (the contract), so the answer was written: a signal before it stays no evidence
+    # its call succeeded (the contract), so the answer was written: a signal before it stays no evidence. The
+    # request timed from is the last before the signal: the call, or a list server's tools/list (per_server)
     if since is None and sigs and record["host"]["exit_code"] == 0:
-        since, what = session.first(events, "message", method="tools/call"), "the call (before the answer's log)"
+        asked = [e for e in events if e["event"] == "message" and e.get("id") is not None and e["t"] < sigs[0]["t"]]
+        since = asked[-1] if asked else None
+        method = asked[-1]["method"] if asked else None
+        what = "the call (before the answer's log)" if method == "tools/call" else f"its {method} (before any EOF)"
     if since is None:
         return Finding(None, "the server never answered the call (the host left first)", "no answer")
     first_sig = f"{sigs[0]['name']} {sigs[0]['t'] - since['t']:.2f} s after {what}" if sigs else "no signal"
@@ -45,4 +50,4 @@ def escalation(record: dict) -> Finding:
     return Finding(False, f"{first_sig}, host exit {record['host']['exit_code']}, nothing left", first_sig)
 
 
-PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(escalation))
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(session.per_server(escalation)))

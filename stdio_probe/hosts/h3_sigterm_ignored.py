@@ -3,8 +3,9 @@ once the host has exited.
 
 Trigger: a server that ignores stdin EOF and SIGTERM (each logged). Shown when the host hung (proof or
 window), when its first signal came later than the bound, or when anything of the server's tree was
-alive SURVIVOR_GRACE (1 s) after the host's exit. Host rule: host_contract.shutdown_child (SIGKILL
-after the SIGTERM grace).
+alive SURVIVOR_GRACE (1 s) after the host's exit. A host that started more than one server is judged on
+each (session.per_server): each one's escalation, and when it was gone, from its own EOF. Host rule:
+host_contract.shutdown_child (SIGKILL after the SIGTERM grace).
 """
 
 from __future__ import annotations
@@ -29,4 +30,4 @@ def assess_bug(record: dict) -> Finding:
     return finding
 
 
-PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug))
+PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(session.per_server(assess_bug)))

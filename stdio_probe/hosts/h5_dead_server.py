@@ -21,7 +21,7 @@ SCENARIO = "die_mid_call"
 def assess_bug(record: dict) -> Finding:
     """Shown when the host still waits on its call after the server died."""
     events = record["events"]
-    died = session.first(events, "exit", launch=1)
+    died = session.first(events, "exit", code=3)  # the server that died mid-call: a list server may end first
     if died is None:
         return Finding(None, "the server never reached its exit mid-call", "server never died")
     if "stuck" in record:
@@ -39,5 +39,5 @@ def assess_bug(record: dict) -> Finding:
 
 
 PROBE = Probe(
-    ID, TITLE, ARMS, session.shutdown_arm(SCENARIO, session.at("exit", launch=1)), session.judged(assess_bug)
+    ID, TITLE, ARMS, session.shutdown_arm(SCENARIO, session.at("exit", code=3)), session.judged(assess_bug)
 )

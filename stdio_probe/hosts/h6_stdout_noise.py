@@ -27,7 +27,9 @@ def after_answer(record: dict, what: str) -> Finding:
         return Finding(True, f"{note} ({what})", note)
     answered = session.first(events, "answered")
     took = record["host_exit_t"] - answered["t"] if answered else None
-    eof = "stdin closed" if session.first(events, "stdin_eof") else "stdin never closed"
+    # the answering server's stdin: a host that starts a server per operation closed its list server's before
+    eof = session.first(events, "stdin_eof", **({"launch": answered["launch"]} if answered else {}))
+    eof = "stdin closed" if eof else "stdin never closed"
     when = f"{took:.2f} s after the answer" if took is not None else "before the answer"
     return Finding(False, f"host exited {record['host']['exit_code']} {when} ({what}; {eof})", f"host exited {when}")
 

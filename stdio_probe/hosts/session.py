@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
@@ -234,9 +234,11 @@ class HostRun:
         }
 
     def kill_host(self) -> float:
-        """SIGKILL to the host process alone (H10): what it set up for its death is all that acts."""
+        """SIGKILL to the host process alone (H10, a stuck host in H4): what it set up for its death is all that
+        acts. Its record says the probe ended it (ended_by SIGKILL), not that it exited by itself."""
         self.child.signal(signal.SIGKILL)
         self.child.process.wait()
+        self.child.ended_by = signal.SIGKILL.name
         self.host_exited()
         return time.monotonic()
 
@@ -304,6 +306,85 @@ def first(events: list[dict], event: str, **match: object) -> dict | None:
 
 def methods(events: list[dict], launch: int | None = None) -> list[str]:
     return [e["method"] for e in events if e["event"] == "message" and (launch is None or e["launch"] == launch)]
+
+
+def launches(events: list[dict]) -> list[dict]:
+    """Each server the host started, in the order of their starts: launch, pid, t (its start), pids (its own and
+    those it logged starting: a wrapper's child, a background child, a holder), ended (what began its end: the
+    host's "stdin_eof" or a signal's name, or "crash": an exit of its own, non-zero, before either; None while it
+    served) and ended_t. A server SIGKILLed unwarned logs no end: it counts as serving until the record's end."""
+    found = []
+    for start in (e for e in events if e["event"] == "start"):
+        own = [e for e in events if e.get("launch") == start["launch"]]
+        pids = {start["pid"], *(e["pid"] for e in own if e["event"] == "real_server")}
+        pids |= {e[key] for e in own for key in ("child", "holder") if isinstance(e.get(key), int)}
+        end = next((e for e in own if e["event"] in ("stdin_eof", "signal", "exit")), None)
+        ended = None if end is None else end.get("name") or end["event"]
+        if ended == "exit":
+            ended = "crash" if end["code"] else "exit"
+        found.append(
+            {
+                "launch": start["launch"],
+                "pid": start["pid"],
+                "t": start["t"],
+                "pids": sorted(pids),
+                "ended": ended,
+                "ended_t": None if end is None else end["t"],
+            }
+        )
+    return found
+
+
+def server_shape(events: list[dict]) -> str:
+    """How the host used its servers: "several at once" when one started while one before it still served
+    (nothing of its end logged yet), "a server per operation" when one started after the host had ended the
+    one before it (its stdin's EOF or a signal: a new server for a new operation, no crash before it), else
+    "one server" (relaunched after a crash, or not)."""
+    servers, shape = launches(events), "one server"
+    for n, later in enumerate(servers[1:], 1):
+        if any(s["ended_t"] is None or s["ended_t"] > later["t"] for s in servers[:n]):
+            return "several at once"
+        if servers[n - 1]["ended"] != "crash":
+            shape = "a server per operation"
+    return shape
+
+
+def named(server: dict) -> str:
+    """One server of launches in a note: which launch, its pid."""
+    return f"launch {server['launch']} (pid {server['pid']})"
+
+
+def per_server(judge: Callable[[dict], Finding]) -> Callable[[dict], Finding]:
+    """judge applied to each server's own part of a record where the host started more than one (a server per
+    operation, several at once, relaunches): its events, survivors and gone times (own_part). The first server
+    that shows the defect decides, named; else the first without evidence; else every server's note, each
+    named. A record with one server, or with a survivor no server logged (a daemon of the host's own that
+    carries the server's words), is judged whole: there is no other server to tell it from."""
+
+    def each(record: dict) -> Finding:
+        servers = launches(record["events"])
+        logged = {pid for server in servers for pid in server["pids"]}
+        if len(servers) < 2 or any(s["pid"] not in logged for s in record.get("survivors", ())):
+            return judge(record)
+        found = [(server, judge(own_part(record, server))) for server in servers]
+        for wanted in (True, None):
+            for server, finding in found:
+                if finding.shown is wanted:
+                    return Finding(wanted, f"{named(server)}: {finding.note}", f"{named(server)}: {finding.brief}")
+        notes = "; ".join(f"{named(server)}: {finding.note}" for server, finding in found)
+        return Finding(False, notes, f"{len(found)} servers, {named(found[-1][0])}: {found[-1][1].brief}")
+
+    return each
+
+
+def own_part(record: dict, server: dict) -> dict:
+    """The record as it concerns one server of launches: its launch's events, its pids' survivors and gone times."""
+    part = {**record, "events": [e for e in record["events"] if e.get("launch") == server["launch"]]}
+    if "survivors" in record:
+        part["survivors"] = [s for s in record["survivors"] if s["pid"] in server["pids"]]
+    if "server_gone_t" in record:
+        part["server_gone_t"] = {pid: t for pid, t in record["server_gone_t"].items() if int(pid) in server["pids"]}
+    return part
 
 
 def precondition(record: dict, through: str = "tools/call") -> Finding | None:
@@ -390,10 +471,10 @@ def at(event: str, **match: object):
 
 
 def shutdown_facts(run: HostRun, waited: dict) -> dict:
-    """What a check of the host's shutdown reads: the wait's outcome and, once the host is gone, what of the
-    server's tree is still alive SURVIVOR_GRACE after its exit (each with its parent)."""
+    """What a check of the host's shutdown reads: the wait's outcome and, once the host is gone (by itself, or
+    killed), what of the server's tree is still alive SURVIVOR_GRACE after its exit (each with its parent)."""
     survivors: list[dict] = []
-    if "exited" in waited:
+    if run.host_exit_t is not None:  # exited, or killed by the probe (H4's stuck host)
         deadline = run.host_exit_t + SURVIVOR_GRACE
         while (survivors := run.survivors()) and time.monotonic() < deadline:
             time.sleep(POLL)
@@ -429,13 +510,12 @@ def shutdown(options: Options, trigger=None, prove_after=None):
 # ---- a check's shape: its run_arm and its assess
 
 
-def shutdown_arm(scenario: str | Mapping[str, str], trigger=None) -> Callable[[str, Host, Options], dict]:
+def shutdown_arm(scenario: str, trigger=None) -> Callable[[str, Host, Options], dict]:
     """The run_arm of a check whose bug arm is its scenario watched by shutdown from trigger (default: the
-    answer); scenario maps arm to scenario where a check has more than one bug arm (H4)."""
+    answer)."""
 
     def run_arm(arm_name: str, host: Host, options: Options) -> dict:
-        name = scenario if isinstance(scenario, str) else scenario.get(arm_name, "")
-        return arm(host, options, arm_name, name, shutdown(options, trigger))
+        return arm(host, options, arm_name, scenario, shutdown(options, trigger))
 
     return run_arm
 

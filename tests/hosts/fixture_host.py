@@ -22,6 +22,11 @@ killed once more after the server's exit (what it left behind). Flags:
                         environment (no marker of the probe's; the {server} words, the run id among them, kept)
   --call-timeout SECONDS  give up on tools/call after SECONDS: send notifications/cancelled, then close and
                         exit 1 (without it the call waits for its answer, or the server's end, with no bound: H11)
+  --server-per-operation  a server for each operation, as a host that opens a session per call: one started,
+                        connected, sent tools/list and closed, then a new one for tools/call (H3, H9, H10)
+  --term-at-once        close by SIGTERM to the server's pid alone, at once, stdin never closed; then wait for
+                        its exit and its stdout's end, with no bound, and exit: a runtime that an open pipe
+                        keeps alive (a JavaScript host's own stdio transport, measured; H4's wrapper pair)
 """
 
 import contextlib
@@ -121,6 +126,13 @@ class Host:
             pass
 
     def close(self) -> None:
+        if "--term-at-once" in self.flags:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.server.pid, signal.SIGTERM)
+            self.server.wait()
+            while os.read(self.server.stdout.fileno(), 65536):
+                pass
+            return
         if "--never-close-stdin" in self.flags:
             self.signal(signal.SIGTERM)
             self.server.wait()
@@ -147,10 +159,13 @@ CLIENT = {"name": "fixture-host", "version": "1"}
 INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT}
 
 
-def session(host: Host, call_timeout: float | None) -> str | None:
-    """Connect, list, call (given up after call_timeout s, and cancelled); how a step failed, or None."""
+STEPS = (("tools/list", {}), ("tools/call", {"name": "probe"}))
+
+
+def session(host: Host, call_timeout: float | None, steps: tuple = STEPS) -> str | None:
+    """Connect, then steps: list, call (given up after call_timeout s, and cancelled); how a step failed, or None."""
     connect = ("server/discover", {}) if "--modern" in host.flags else ("initialize", INITIALIZE)
-    for method, params in (connect, ("tools/list", {}), ("tools/call", {"name": "probe"})):
+    for method, params in (connect, *steps):
         rid = host.send(method, params)
         try:
             if host.answer(rid, call_timeout if method == "tools/call" else None) is None:
@@ -160,9 +175,37 @@ def session(host: Host, call_timeout: float | None) -> str | None:
             return f"{method} timed out after {call_timeout:g} s"
         if method == "initialize":
             host.send("notifications/initialized", notify=True)
-    if "--grows-after-answer" in host.flags:
+    if "--grows-after-answer" in host.flags and STEPS[-1] in steps:
         HELD.append(touched(GROWTH))
     return None
+
+
+def per_operation(flags: set[str], argv: list[str], call_timeout: float | None) -> str | None:
+    """--server-per-operation: each step on a server of its own, started, connected and closed; how one failed."""
+    for step in STEPS:
+        host = Host(flags, argv)
+        failed = session(host, call_timeout, (step,))
+        host.close()
+        if failed:
+            return failed
+    return None
+
+
+def one_server(flags: set[str], argv: list[str], call_timeout: float | None) -> str | None:
+    """The whole session on one server (relaunched with --reconnect when it failed), closed; how it failed."""
+    host = Host(flags, argv)
+    failed = session(host, call_timeout)
+    delay = BACKOFF
+    for _ in range(RELAUNCHES if "--reconnect" in flags and failed else 0):
+        host.close()
+        if "--backoff" in flags:
+            time.sleep(delay)
+            delay *= 2
+        host = Host(flags, argv)
+        if (failed := session(host, call_timeout)) is None:
+            break
+    host.close()
+    return failed
 
 
 HELD: list[bytearray] = []  # memory --grows-after-answer holds until the host exits
@@ -198,20 +241,9 @@ def main() -> int:
         leave_daemon()
     if "--grows-after-answer" in flags:
         HELD.append(touched(BALLAST))
-    host = Host(flags, argv)
-    failed = session(host, call_timeout)
-    delay = BACKOFF
-    for _ in range(RELAUNCHES if "--reconnect" in flags and failed else 0):
-        host.close()
-        if "--backoff" in flags:
-            time.sleep(delay)
-            delay *= 2
-        host = Host(flags, argv)
-        if (failed := session(host, call_timeout)) is None:
-            break
+    failed = (per_operation if "--server-per-operation" in flags else one_server)(flags, argv, call_timeout)
     if failed:
         print(failed, flush=True)
-    host.close()
     return 1 if failed else 0
 
 
