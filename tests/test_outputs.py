@@ -84,7 +84,8 @@ def test_a_log_that_is_not_a_terminal_gets_a_progress_line_per_case_and_no_line_
         re.fullmatch(r"(\d+)/(\d+) pinned (L\d+): arms done \((\d+) of (\d+) arms\)", line) for line in lines[:title]
     ]
     assert all(progress), lines[:title]
-    assert sorted(m[3] for m in progress) == sorted(CASES) and [int(m[1]) for m in progress] == list(range(1, len(CASES) + 1))
+    assert sorted(m[3] for m in progress) == sorted(CASES)
+    assert [int(m[1]) for m in progress] == list(range(1, len(CASES) + 1))
     assert progress[-1][4] == progress[-1][5]  # the last line: every arm done
     assert f"1/1 {sys.executable} L2: arms done (5 of 5 arms)" in shards["b"].stderr
     for output in (pinned_run["done"].stdout, shards["b"].stderr):

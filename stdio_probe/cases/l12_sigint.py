@@ -59,15 +59,9 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
     if not record["serving"]:
         return record
     if arm != "control":  # SIGINT once the server waits for input: between lines even this reader can be cancelled
-
-        def waiting() -> bool:  # once seen it stays seen: wait_for asks again as it returns
-            record["stdin_wait"] = record.get("stdin_wait") or stdin_wait(child)
-            return record["stdin_wait"] is not None
-
-        record["idle"] = child.wait_for(waiting, options.window)
+        record["idle"] = await_stdin_wait(child, record, options.window)
         if not record["idle"]:
             return record
-        record["thread_in_stdin_read"] = record["stdin_wait"] == "read"  # the SDK's way to wait; a fix may have none
     else:
         wire.close_stdin(child)
         ended = child.wait_for(lambda: any(e["event"] == "read_stream_ended" for e in events.events()), options.window)
@@ -86,6 +80,21 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
         done = child.shut_down(EXIT_BOUND)
         record["shutdown"] = {"ended_by": done.ended_by, "steps": done.steps, "elapsed_s": done.elapsed_s}
     return record
+
+
+def await_stdin_wait(child: Child, record: dict, window: float) -> bool:
+    """Whether a thread of the server was seen waiting on its stdin with nothing in flight (stdin_wait) within
+    window (counted while it made no progress: Child.wait_for). Records which wait it was (stdin_wait) and
+    whether it was the SDK's read(2) (thread_in_stdin_read: a fix may have none). L12's trigger, and L13's."""
+
+    def waiting() -> bool:  # once seen it stays seen: wait_for asks again as it returns
+        record["stdin_wait"] = record.get("stdin_wait") or stdin_wait(child)
+        return record["stdin_wait"] is not None
+
+    seen = child.wait_for(waiting, window)
+    if seen:
+        record["thread_in_stdin_read"] = record["stdin_wait"] == "read"
+    return seen
 
 
 def stdin_wait(child: Child) -> str | None:

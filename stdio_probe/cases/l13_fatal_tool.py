@@ -43,7 +43,7 @@ import signal
 import time
 
 from stdio_probe import fixture_arm, fixture_log, hang, observe, sample, wire
-from stdio_probe.cases.l12_sigint import all_asleep, stdin_wait
+from stdio_probe.cases.l12_sigint import all_asleep, await_stdin_wait
 from stdio_probe.model import CASE_ARMS, Finding, Options, Probe, Sdk, shorten
 from stdio_probe.spawn import Child
 
@@ -88,14 +88,9 @@ def _run(arm: str, child: Child, events: fixture_log.EventsFile, timers: hang.Ti
     if not record["tool_waiting"]:
         return record
     # the fatal error strikes once the server waits for its next line, as it does while any tool of some length runs
-    def waiting() -> bool:  # L12's trigger: a thread waits on stdin, nothing in flight; other threads may run
-        record["stdin_wait"] = record.get("stdin_wait") or stdin_wait(child)
-        return record["stdin_wait"] is not None
-
-    record["waiting_for_input"] = child.wait_for(waiting, options.window)
+    record["waiting_for_input"] = await_stdin_wait(child, record, options.window)
     if not record["waiting_for_input"]:
         return record
-    record["thread_in_stdin_read"] = record["stdin_wait"] == "read"  # the SDK's way to wait; a fix may have none
     child.signal(signal.SIGUSR1)
     record["tool_called"] = child.wait_for(lambda: _logged(events, "tool_called") is not None, options.window)
     if not record["tool_called"]:
