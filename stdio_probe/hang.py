@@ -37,7 +37,9 @@ runtime keeps a thread in a timed wait (sysmon) and handles every signal. Two
 functions hold the rule, and every proof here applies both (method.md, "The
 wake-source rule"): wake_source, the one reading of what each thread waits in
 and of every fd it watches, and outside_wake_source, the process-wide half
-(pending signals, POSIX timers, children, the spawned tree).
+(pending signals, POSIX timers, children, the spawned tree). Each gives, with
+its decision, the rows above that ruled out each source it read: a proof keeps
+them as its "readings" (readings()), so a proven arm's record says why.
 
 prove_waiting_forever is the same rule for a client host (L10, the H checks),
 whose wait is on a peer the caller names (its server), and
@@ -102,8 +104,9 @@ class TimerQuery:
 
 def outside_wake_source(
     pid: int, marker: Marker, *, blocked: Collection[int] = (), accounted: Collection[int] = ()
-) -> str | None:
-    """Why something outside pid's threads could make it run again, or None when nothing can.
+) -> tuple[str | None, dict[str, str]]:
+    """Why something outside pid's threads could make it run again (None when nothing can), and the rows of
+    the table that ruled each source out, as far as it read (the proof's readings, method.md).
 
     A pending signal (the process's or a thread's), a POSIX timer, a live child (its end signals
     the process), or a live process carrying marker (pid's spawned tree, a detached process
@@ -111,23 +114,31 @@ def outside_wake_source(
     unable to wake themselves) and those in accounted (a peer whose end is what the caller waits
     for, named by it). Interval timers and the threads' own waits are the caller's half.
     """
+    rows: dict[str, str] = {}
     signals = sample.pending_signals(pid)
     if signals is None or int(signals["ShdPnd"], 16) or int(signals["SigPnd"], 16):
-        return f"signal pending or unreadable ({signals})"
+        return f"signal pending or unreadable ({signals})", rows
     for thread in sample.threads(pid):
         if thread["pending"] is None or int(thread["pending"], 16):
-            return f"thread {thread['tid']} has a signal pending ({thread['pending']})"
+            return f"thread {thread['tid']} has a signal pending ({thread['pending']})", rows
+    rows["signals"] = "none pending, the process's or a thread's"
     timers = sample.posix_timers(pid)
     if timers is None:
-        return "POSIX timers unreadable"
+        return "POSIX timers unreadable", rows
     if timers:
-        return f"POSIX timer exists ({timers[0]})"
+        return f"POSIX timer exists ({timers[0]})", rows
+    rows["posix_timers"] = "none"
     known = {pid, os.getpid(), *blocked, *accounted}
-    if live := [child for child in sample.children(pid) if child not in known]:
-        return f"live child process {live} (its exit signals the process)"
-    if awake := sorted(p["pid"] for p in sample.marked_processes(*marker) if p["pid"] not in known):
-        return f"live process {awake} of its spawned tree ({marker[0]}) could signal it"
-    return None
+    children = sample.children(pid)
+    if live := [child for child in children if child not in known]:
+        return f"live child process {live} (its exit signals the process)", rows
+    rows["children"] = f"only {sorted(children)}, each proven blocked or named" if children else "none live"
+    marked = sorted(p["pid"] for p in sample.marked_processes(*marker))
+    if awake := [p for p in marked if p not in known]:
+        return f"live process {awake} of its spawned tree ({marker[0]}) could signal it", rows
+    others = [p for p in marked if p not in (pid, os.getpid())]
+    rows["marked"] = f"only {others}, each proven blocked or named" if others else "no other live process"
+    return None, rows
 
 
 def prove_blocked_on_pipe(
@@ -170,16 +181,18 @@ def prove_blocked_on_pipe(
     if ask_timers is None:
         if (why := _foreign_timers(pid)) is not None:
             return no(why)
-        answer = {"tid": None, "fd": None, "itimers": {}}
+        answer, interval = {"tid": None, "fd": None, "itimers": {}}, FOREIGN_TIMERS_ROW
     else:
-        answer = ask_timers()
+        answer, interval = ask_timers(), "none armed, in the fixture's answer"
     facts["timer_answer"] = answer
     if answer is None:
         return no(f"fixture did not answer the timer query within {ASK_BOUND:g} s")
     armed = [name for name, (value, _) in answer["itimers"].items() if value > 0]
     if armed:
         return no(f"interval timer armed: {', '.join(armed)}")
-    if (why := _wake_sources(pid, inode, first, answer, side, marker)) is not None:
+    why, facts["readings"] = _wake_sources(pid, inode, first, answer, side, marker)
+    facts["readings"]["process"]["interval_timers"] = interval
+    if why is not None:
         return no(why)
     last = sample.threads(pid)
     facts["threads"] = last
@@ -215,28 +228,50 @@ def _blocked_throughout(
     return None if writers else f"no thread is {'writing to' if side == 'write' else 'reading from'} the pipe"
 
 
-def _wake_sources(pid: int, inode: int, threads: list[dict], answer: dict, side: str, marker: Marker) -> str | None:
-    """Why something other than the probe could wake the process, or None when nothing can.
+def _wake_sources(
+    pid: int, inode: int, threads: list[dict], answer: dict, side: str, marker: Marker
+) -> tuple[str | None, dict]:
+    """Why something other than the probe could wake the process (None when nothing can), and the readings
+    that decided it (readings()).
 
     threads is the first reading; the last one checks that no thread's syscall changed since.
     """
-    if (why := outside_wake_source(pid, marker)) is not None:
-        return why
+    why, process = outside_wake_source(pid, marker)
+    if why is not None:
+        return why, readings([], process)
     other_end = "read" if side == "write" else "write"  # the probe's end: only the probe may hold it
     holders = sample.pipe_readers(inode) if other_end == "read" else sample.pipe_writers(inode)
     if holders != [os.getpid()]:
-        return f"pipe {other_end} end held by {holders}, not the probe alone"
+        return f"pipe {other_end} end held by {holders}, not the probe alone", readings([], process)
     if answer["fd"] is not None:
         query = sample.fd_target(pid, answer["fd"]) or ""
         if not query.startswith("socket:[") or sample.unix_peer(int(query[8:-1])) is None:
-            return f"timer-query fd {answer['fd']} is {query or 'unreadable'}, not a connected Unix socket"
-    return wake_source(pid, threads, allowed=())
+            why = f"timer-query fd {answer['fd']} is {query or 'unreadable'}, not a connected Unix socket"
+            return why, readings([], process)
+    why, waits = wake_source(pid, threads, allowed=())
+    return why, readings(waits, process)
 
 
-def wake_source(pid: int, threads: list[dict], allowed: Collection[int]) -> str | None:
+def readings(waits: list[dict], process: dict[str, str]) -> dict:
+    """A proof's readings of one process, as its record keeps them (method.md, "The wake-source rule"): threads,
+    what each thread waits on and the row that ruled out each fd it watches (wake_source); process, the row that
+    ruled out each process-wide source (signals, posix_timers, children, marked: outside_wake_source;
+    interval_timers: the fixture's answer or _foreign_timers), as far as the proof read."""
+    return {"threads": waits, "process": process}
+
+
+FUTEX_ROW = "futex private to the process: only its own threads wake it"
+SIGNAL_ROW = "woken by a signal or a child's exit only: the process rows"
+
+
+def wake_source(pid: int, threads: list[dict], allowed: Collection[int]) -> tuple[str | None, list[dict]]:
     """Why a thread of pid could leave its wait by the doing of a process other than pid and those in allowed
-    (and the probe, on a pipe or socket), or None when none can: the one reading of a wait that every proof
-    applies (method.md, "The wake-source rule"). threads is a reading of pid's (sample.threads).
+    (and the probe, on a pipe or socket), None when none can: the one reading of a wait that every proof
+    applies (method.md, "The wake-source rule"). With it, read as it decides, not read again: each thread's
+    tid, the syscall it sleeps in, what that call names (fd, epfd, nfds) and, in ruled_out, the row of the
+    table that ruled out each wake source (row -> the fds it ruled out; "not ruled out" for those the decision
+    did not reach). A few hundred bytes a thread: the rows are few, the fds numbers. threads is a reading of
+    pid's (sample.threads).
 
     Each thread sleeps in a syscall with no timeout: a futex private to the process; wait4, pause or
     rt_sigsuspend (a child's exit, a signal: outside_wake_source's half); a read or write, an epoll or poll
@@ -245,64 +280,93 @@ def wake_source(pid: int, threads: list[dict], allowed: Collection[int]) -> str 
     as what pid waits for (its server); pid's own threads are the caller's to prove asleep throughout.
     """
     if not threads:
-        return "process has no readable threads"
+        return "process has no readable threads", []
+    readings: list[dict] = []
     watched: dict[int, str] = {}  # fd -> the thread that watches it, for the reason
+    thread_fds: list[list[int]] = []  # each reading's fds, in order
     for thread in threads:
         call, tid = thread["syscall"], thread["tid"]
         if not call.get("readable"):
-            return f"thread {tid} syscall unreadable"
+            return f"thread {tid} syscall unreadable", readings
         if thread["state"] != "S" or call.get("running"):
-            return f"thread {tid} is running"
+            return f"thread {tid} is running", readings
         name = call.get("name", f"syscall {call.get('nr')}")
+        readings.append({"tid": tid, "waits_in": name, **{k: call[k] for k in ("fd", "epfd", "nfds") if k in call}})
         if name in ("read", "write"):
             fds: list[int] | str = [call["fd"]]
         elif not call.get("no_timeout"):
-            return f"thread {tid} in {name} may wake"
+            return f"thread {tid} in {name} may wake", readings
         elif name == "futex" and not call["private"]:
-            return f"thread {tid} waits on a futex another process can wake"
+            return f"thread {tid} waits on a futex another process can wake", readings
         else:
             fds = _watched_fds(pid, tid, call)
         if isinstance(fds, str):
-            return fds
+            return fds, readings
+        readings[-1]["ruled_out"] = {} if fds else {FUTEX_ROW if name == "futex" else SIGNAL_ROW: []}
+        thread_fds.append(fds)
         watched |= {fd: f"thread {tid} in {name}" for fd in fds}
-    return _fds_wake_source(pid, watched, {pid, *allowed})
+    why, rows = _fds_wake_source(pid, watched, {pid, *allowed})
+    for reading, fds in zip(readings, thread_fds, strict=True):
+        for fd in fds:
+            reading["ruled_out"].setdefault(rows.get(fd, "not ruled out"), []).append(fd)
+    return why, readings
 
 
-def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> str | None:
+def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> tuple[str | None, dict[int, str]]:
     """Why one of pid's fds that a thread waits on (fd -> which thread) could become ready by the doing of a
-    process outside allowed (pid among them), or None. The table: a pipe whose other end (the write end of a
-    read end, and the other way round) only processes of allowed or the probe hold; a Unix socket that, with
-    its peer, only they hold; an eventfd at count 0, a disarmed timerfd or a signalfd (_anon_ready) that only
-    processes of allowed hold (kcmp); a pidfd of a live process of allowed (_pidfd_ready). Anything else (an
-    armed timerfd, a network socket, a file) is a wake source."""
+    process outside allowed (pid among them), or None; with the row of the table that ruled out each fd it
+    read (fd -> row). The table: a pipe whose other end (the write end of a read end, and the other way round)
+    only processes of allowed or the probe hold; a Unix socket that, with its peer, only they hold; an eventfd
+    at count 0, a disarmed timerfd or a signalfd (_anon_ready) that only processes of allowed hold (kcmp); a
+    pidfd of a live process of allowed (_pidfd_ready). Anything else (an armed timerfd, a network socket, a
+    file) is a wake source."""
     ends = allowed | {os.getpid()}  # the probe writes or reads a pipe or socket only as the proof awaits
+    rows: dict[int, str] = {}
     sockets: dict[str, int] = {}  # a socket or its peer -> the fd it is reached by
-    anon = []
+    anon: dict[int, str] = {}  # fd -> its row, once kcmp says who else holds it
     for fd, waiter in watched.items():
         target = sample.fd_target(pid, fd)
         if target == "anon_inode:[pidfd]":
-            if (why := _pidfd_ready(pid, fd, allowed)) is not None:
-                return why
+            why, row = _pidfd_ready(pid, fd, allowed)
+            if why is not None:
+                return why, rows
+            rows[fd] = row
         elif target is not None and target.startswith("anon_inode:"):
-            if (why := _anon_ready(pid, fd, target)) is not None:
-                return why
-            anon.append(fd)
+            why, row = _anon_ready(pid, fd, target)
+            if why is not None:
+                return why, rows
+            anon[fd] = row
         elif target is not None and target.startswith("pipe:["):
             others = _pipe_other_end(pid, fd, int(target[6:-1]))
             if others is None:
-                return f"{waiter}: the mode of fd {fd} ({target}) is unreadable"
+                return f"{waiter}: the mode of fd {fd} ({target}) is unreadable", rows
             if outside := sorted(set(others) - ends):
-                return f"{waiter}: the other end of {target} (fd {fd}) is held by {outside} too"
+                return f"{waiter}: the other end of {target} (fd {fd}) is held by {outside} too", rows
+            rows[fd] = f"pipe: other end held only by {_who(others, pid)}"
         elif target is not None and target.startswith("socket:[") and (peer := sample.unix_peer(int(target[8:-1]))):
             sockets |= {target: fd, f"socket:[{peer}]": fd}
         else:
-            return f"{waiter}: fd {fd} is {target or 'unreadable'}, which another source can make ready"
-    if anon and (why := _anon_shared(pid, anon, allowed)) is not None:
-        return why
+            return f"{waiter}: fd {fd} is {target or 'unreadable'}, which another source can make ready", rows
+    if anon:
+        why, holders = _anon_shared(pid, list(anon), allowed)
+        if why is not None:
+            return why, rows
+        rows |= {fd: f"{row}, held by {_who(set(holders[fd]) - {pid}, pid)}" for fd, row in anon.items()}
+    held: dict[int, set[int]] = {}
     for target, pids in sample.fd_holders(set(sockets)).items():
         if outside := sorted(set(pids) - ends):
-            return f"{watched[sockets[target]]}: {target} (of fd {sockets[target]}) is also held by {outside}"
-    return None
+            return f"{watched[sockets[target]]}: {target} (of fd {sockets[target]}) is also held by {outside}", rows
+        held.setdefault(sockets[target], set()).update(pids)
+    rows |= {fd: f"Unix socket: it and its peer held only by {_who(pids, pid)}" for fd, pids in held.items()}
+    return None, rows
+
+
+def _who(pids: Collection[int], pid: int) -> str:
+    """The holders of a file as a row names them: the process itself, the probe, and the processes named."""
+    names = ["the process itself"] * (pid in pids) + ["the probe"] * (os.getpid() in pids)
+    if others := sorted(set(pids) - {pid, os.getpid()}):
+        names.append(f"named processes {others}")
+    return " and ".join(names) or "no other process"
 
 
 def _pipe_other_end(pid: int, fd: int, inode: int) -> list[int] | None:
@@ -316,48 +380,54 @@ def _pipe_other_end(pid: int, fd: int, inode: int) -> list[int] | None:
     return sorted({*writers, *(sample.pipe_readers(inode) if mode != os.O_RDONLY else [])})
 
 
-QUIET_ANON = {  # an anonymous-inode file a blocked loop watches -> (fdinfo key, its value when it is not ready)
-    "anon_inode:[eventfd]": ("eventfd-count", "0"),
-    "anon_inode:[timerfd]": ("it_value", "(0, 0)"),
-    "anon_inode:[signalfd]": ("sigmask", None),  # ready only on a pending signal, which the proof rules out
+QUIET_ANON = {  # an anonymous-inode file a blocked loop watches -> (fdinfo key, its value when not ready, row)
+    "anon_inode:[eventfd]": ("eventfd-count", "0", "eventfd at count 0"),
+    "anon_inode:[timerfd]": ("it_value", "(0, 0)", "timerfd disarmed"),
+    # ready only on a pending signal, which the proof rules out
+    "anon_inode:[signalfd]": ("sigmask", None, "signalfd: ready only on a pending signal"),
 }
 
 
-def _anon_ready(pid: int, fd: int, target: str) -> str | None:
-    """Why a watched eventfd, timerfd or signalfd could be or become ready by itself, or None: an eventfd at
-    count 0 (written only by its holders), a disarmed timerfd, a signalfd (ready on a pending signal only)."""
+def _anon_ready(pid: int, fd: int, target: str) -> tuple[str | None, str]:
+    """Why a watched eventfd, timerfd or signalfd could be or become ready by itself (None: it cannot), and the
+    row that rules it out: an eventfd at count 0 (written only by its holders), a disarmed timerfd, a signalfd
+    (ready on a pending signal only)."""
     if target not in QUIET_ANON:
-        return f"watched fd {fd} is {target}, which another source can make ready"
-    key, quiet = QUIET_ANON[target]
+        return f"watched fd {fd} is {target}, which another source can make ready", ""
+    key, quiet, row = QUIET_ANON[target]
     info = sample.fdinfo(pid, fd)
     if info is None or key not in info:
-        return f"watched fd {fd} ({target}): its state ({key}) is unreadable"
+        return f"watched fd {fd} ({target}): its state ({key}) is unreadable", ""
     if quiet is not None and info[key] != quiet:
-        return f"watched fd {fd} ({target}) may be ready: {key} {info[key]}"
-    return None
+        return f"watched fd {fd} ({target}) may be ready: {key} {info[key]}", ""
+    return None, row
 
 
-def _pidfd_ready(pid: int, fd: int, allowed: set[int]) -> str | None:
-    """Why a watched pidfd could become ready, or None: it is ready once its process ends, which one of
-    allowed (proven unable to wake, or the peer whose end pid waits for) does not do by itself."""
+def _pidfd_ready(pid: int, fd: int, allowed: set[int]) -> tuple[str | None, str]:
+    """Why a watched pidfd could become ready (None: it cannot), and the row that rules it out: it is ready once
+    its process ends, which one of allowed (proven unable to wake, or the peer whose end pid waits for) does
+    not do by itself."""
     of = (sample.fdinfo(pid, fd) or {}).get("Pid")
     if of is None:
-        return f"watched fd {fd} (anon_inode:[pidfd]): its process is unreadable"
+        return f"watched fd {fd} (anon_inode:[pidfd]): its process is unreadable", ""
     if int(of) not in allowed or not sample.is_live(int(of)):
-        return f"watched fd {fd} is a pidfd of process {of}, whose end would make it ready"
-    return None
+        return f"watched fd {fd} is a pidfd of process {of}, whose end would make it ready", ""
+    return None, "pidfd of the process itself" if int(of) == pid else f"pidfd of a named peer ({of})"
 
 
-def _anon_shared(pid: int, fds: list[int], allowed: set[int]) -> str | None:
+def _anon_shared(pid: int, fds: list[int], allowed: set[int]) -> tuple[str | None, dict[int, list[int]]]:
     """Why a process outside allowed could make one of these watched anonymous-inode files ready (it holds
-    it too), or None when only processes of allowed hold them."""
+    it too), or None when only processes of allowed hold them; with who holds each (fd -> pids)."""
     holders = sample.anon_file_holders(pid, fds)
     if holders is None:
-        return f"who else holds watched fds {fds} (eventfd, timerfd, signalfd) cannot be told (kcmp)"
+        return f"who else holds watched fds {fds} (eventfd, timerfd, signalfd) cannot be told (kcmp)", {}
     for fd, pids in holders.items():
         if outside := [p for p in pids if p not in allowed]:
-            return f"watched fd {fd} ({sample.fd_target(pid, fd)}) is also held by {outside}"
-    return None
+            return f"watched fd {fd} ({sample.fd_target(pid, fd)}) is also held by {outside}", holders
+    return None, holders
+
+
+FOREIGN_TIMERS_ROW = "not a Go runtime, no SIGALRM handler: a timer can only kill it, which is no exit"
 
 
 def _foreign_timers(pid: int) -> str | None:
@@ -414,32 +484,41 @@ def _same_inode(pid: int, fd: int, target: str, ino: int) -> bool:
 
 def prove_waiting_forever(pid: int, marker: Marker, accounted: Collection[int] = ()) -> dict:
     """pid cannot run again until a peer in accounted ends or writes: {"proven": bool, "why_not": str | None,
-    "threads"}. It sleeps for good (_asleep_for_good) and nothing outside it but the accounted peers can
-    wake it (outside_wake_source)."""
+    "threads", "readings"}. It sleeps for good (_asleep_for_good) and nothing outside it but the accounted peers
+    can wake it (outside_wake_source); readings is what decided it (readings())."""
     threads = sample.threads(pid)
-    why = _asleep_for_good(pid, threads, accounted) or outside_wake_source(pid, marker, accounted=accounted)
-    return {"proven": why is None, "why_not": why, "threads": threads}
+    why, found = _asleep_for_good(pid, threads, accounted)
+    if why is None:
+        why, process = outside_wake_source(pid, marker, accounted=accounted)
+        found["process"] |= process
+    return {"proven": why is None, "why_not": why, "threads": threads, "readings": found}
 
 
 def prove_blocked_together(members: dict[int, Marker], accounted: Collection[int] = ()) -> dict:
     """No process in members (pid: the marker of its spawned tree) can run again unless one of them does:
-    {"proven": bool, "why_not": str | None, "threads": {pid: threads}}. Each sleeps for good
-    (_asleep_for_good, its waits on what only the group and the peers in accounted hold) and nothing outside
-    the group can wake it (outside_wake_source, the others counted as blocked, the peers in accounted as the
-    caller names them); so none ever will (L8: a host and the process holding its server's stdout; L9: a host
-    waiting for what its server left to end)."""
+    {"proven": bool, "why_not": str | None, "threads": {pid: threads}, "readings": {pid: readings}}. Each
+    sleeps for good (_asleep_for_good, its waits on what only the group and the peers in accounted hold) and
+    nothing outside the group can wake it (outside_wake_source, the others counted as blocked, the peers in
+    accounted as the caller names them); so none ever will (L8: a host and the process holding its server's
+    stdout; L9: a host waiting for what its server left to end)."""
     threads = {pid: sample.threads(pid) for pid in members}
+    found: dict[int, dict] = {}
     for pid, marker in members.items():
-        why = _asleep_for_good(pid, threads[pid], [*members, *accounted]) or outside_wake_source(
-            pid, marker, blocked=members, accounted=accounted
-        )
+        why, found[pid] = _asleep_for_good(pid, threads[pid], [*members, *accounted])
+        if why is None:
+            why, process = outside_wake_source(pid, marker, blocked=members, accounted=accounted)
+            found[pid]["process"] |= process
         if why is not None:
-            return {"proven": False, "why_not": f"{pid}: {why}", "threads": threads}
-    return {"proven": True, "why_not": None, "threads": threads}
+            return {"proven": False, "why_not": f"{pid}: {why}", "threads": threads, "readings": found}
+    return {"proven": True, "why_not": None, "threads": threads, "readings": found}
 
 
-def _asleep_for_good(pid: int, threads: list[dict], allowed: Collection[int]) -> str | None:
-    """Why pid could wake by itself, or None: no thread's wait can end but by a process of allowed
-    (wake_source), and no interval timer can fire a handler (_foreign_timers: such a process, a host or a
-    process the server left, cannot be asked)."""
-    return wake_source(pid, threads, allowed) or _foreign_timers(pid)
+def _asleep_for_good(pid: int, threads: list[dict], allowed: Collection[int]) -> tuple[str | None, dict]:
+    """Why pid could wake by itself (None: it cannot), and the readings so far (readings()): no thread's wait
+    can end but by a process of allowed (wake_source), and no interval timer can fire a handler
+    (_foreign_timers: such a process, a host or a process the server left, cannot be asked)."""
+    why, waits = wake_source(pid, threads, allowed)
+    found = readings(waits, {})
+    if why is None and (why := _foreign_timers(pid)) is None:
+        found["process"]["interval_timers"] = FOREIGN_TIMERS_ROW
+    return why, found

@@ -14,6 +14,7 @@ import pytest
 from stdio_probe import cli, record, sample, spawn
 from stdio_probe.hosts import h11_mute_server
 from stdio_probe.model import Sdk
+from tests.proof_readings import proof_readings
 from tests.test_host_table import EXPECTED
 
 HOSTS = Path(__file__).resolve().parent / "hosts"
@@ -71,7 +72,7 @@ def test_a_well_behaved_host_passes_every_check_and_the_file_is_valid(tmp_path):
 def test_each_defect_shape_is_reproduced_by_its_check_alone(tmp_path, flags, expected):
     code, document = probe(tmp_path, fixture_host(*flags), "--only", ",".join(expected), "--window", "3")
     assert code == 0
-    assert verdicts(document) == expected, [run["reason"] for run in document["runs"]]
+    assert verdicts(document) == expected, [proof_readings(run) for run in document["runs"]]
     assert document["metadata"]["leftover_processes"] == 0
 
 
@@ -89,7 +90,7 @@ def test_h11_a_host_that_waits_on_a_mute_server_with_no_bound_is_shown_one_that_
     runs = {run["host"]["label"]: run for run in document["runs"]}
     found = {label: run["verdict"] for label, run in runs.items()}
     assert found == {"no-bound": "reproduced", "no-timer": "reproduced", "gives-up": "not_reproduced"}, [
-        run["reason"] for run in runs.values()
+        proof_readings(run) for run in runs.values()
     ]
     stuck = {label: runs[label]["arms"]["bug"]["stuck"] for label in ("no-bound", "no-timer")}
     assert stuck["no-bound"]["decided_by"] == "window" and stuck["no-bound"]["idle_s"] >= 3, stuck
@@ -268,7 +269,8 @@ def test_h11_the_sdk_host_waits_on_a_mute_server_at_any_bound(tmp_path, pinned):
     _, document = probe(tmp_path, sdk_host(pinned), "--only", "H11", "--window", "60", name="mcp")
     run = document["runs"][0]
     stuck = run["arms"]["bug"]["stuck"]
-    assert run["verdict"] == "reproduced" and stuck["decided_by"] == "proof" and stuck["after_s"] < 10, run["reason"]
+    proven = stuck["decided_by"] == "proof" and stuck["after_s"] < 10
+    assert run["verdict"] == "reproduced" and proven, proof_readings(run)
 
 
 @pytest.mark.slow(50)
@@ -279,6 +281,6 @@ def test_the_sdk_host_gives_the_host_tables_verdicts_by_either_method(tmp_path, 
     the two runs (about 50 s each under load) go to two workers instead of following each other."""
     _, document = probe(tmp_path, sdk_host(pinned), "--method", method, "--window", "8", name="mcp")
     found = verdicts(document)
-    assert found == SDK_HOST_ROW, [r["reason"] for r in document["runs"]]
+    assert found == SDK_HOST_ROW, [proof_readings(r) for r in document["runs"]]
     assert {found[check] for check in AGREES} == {"reproduced"}
     assert {run["host"]["era"] for run in document["runs"]} == {"legacy"}

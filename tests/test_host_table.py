@@ -24,6 +24,7 @@ import pytest
 
 from stdio_probe import record
 from tests import host_table
+from tests.proof_readings import proof_readings
 from tests.third_party_hosts import HOSTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,8 +61,8 @@ def _timed_out(found: dict) -> None:
     a hang proven by the kernel (the host has a timer armed)."""
     stderr = found["arms"]["bug"]["host"].get("stderr", "")
     assert "timed out" in stderr, stderr
-    assert "proven waiting forever" not in found["reason"], found["reason"]
-    assert found["verdict"] == N or "(window)" in found["reason"], found["reason"]
+    assert "proven waiting forever" not in found["reason"], proof_readings(found)
+    assert found["verdict"] == N or "(window)" in found["reason"], proof_readings(found)
 
 
 def _answer_then_closed(found: dict) -> None:
@@ -131,7 +132,7 @@ def test_each_host_has_the_tables_verdicts_and_era(table_run, label):
         if (label, check) in LOAD_SENSITIVE:
             LOAD_SENSITIVE[(label, check)](found)
         else:
-            assert found["verdict"] == verdict, f"{label} {check}: {found['reason']}"
+            assert found["verdict"] == verdict, f"{label} {check}: {proof_readings(found)}"
         assert found["host"]["era"] == ERAS[label], found["host"]
 
 

@@ -8,6 +8,7 @@ server-API pair.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from stdio_probe.cases import l1_full_pipe
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
 from stdio_probe.spawn import spawn
+from tests.proof_readings import proof_readings
 from tests.sdk_fixes import UNFORESEEN_L1_FIXES, patched_sdk
 
 WHY_NOT = {  # what the fast method's last proof attempt must name
@@ -36,7 +38,7 @@ WHY_NOT = {  # what the fast method's last proof attempt must name
 def test_unforeseen_fix_is_not_reproduced_by_either_method(pinned, tmp_path, name, method):
     sdk = patched_sdk(tmp_path, name, UNFORESEEN_L1_FIXES[name], pinned)  # a copy per test: tests spread freely
     [run] = run_matrix([sdk], ["L1"], Options(method=method), lambda *event: None)
-    assert run["verdict"] == "not_reproduced", run["reason"]
+    assert run["verdict"] == "not_reproduced", proof_readings(run)
     tracebacks = {arm: record.get("traceback") for arm, record in run["arms"].items() if record.get("traceback")}
     assert run["pairs"]["server API"]["verdict"] == "not_reproduced", (run["pairs"], tracebacks)
     for arm in ("bug", "bug_server_api"):
@@ -160,7 +162,7 @@ def test_a_loop_waiting_on_an_armed_timerfd_can_wake_and_on_a_disarmed_one_canno
             t["syscall"].get("name", "").startswith("epoll") for t in sample.threads(waiter.pid)
         ):
             time.sleep(0.02)
-        why = hang.wake_source(waiter.pid, sample.threads(waiter.pid), allowed=())
+        why, _ = hang.wake_source(waiter.pid, sample.threads(waiter.pid), allowed=())
         assert (why is None) is proven, why
         if not proven:
             assert "anon_inode:[timerfd]) may be ready: it_value" in why, why
@@ -169,3 +171,27 @@ def test_a_loop_waiting_on_an_armed_timerfd_can_wake_and_on_a_disarmed_one_canno
     finally:
         waiter.kill()
         waiter.wait()
+
+
+def test_a_proof_keeps_what_each_thread_waited_on_and_the_row_that_ruled_out_each_source():
+    """A process reading a pipe whose only writer is the probe, proven waiting forever: its proof's readings
+    name the thread, its read on fd 0 and the row that ruled that fd out, and each process-wide row; the same
+    readings in the joint proof, and bounded (a few hundred bytes a thread)."""
+    read_end, write_end = os.pipe()
+    reader = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=read_end)
+    os.close(read_end)
+    marker = ("PROBE_SPAWN_ID", "none")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (proof := hang.prove_waiting_forever(reader.pid, marker))["proven"]:
+            time.sleep(0.02)
+        readings = proof["readings"]
+        ruled_out = {"pipe: other end held only by the probe": [0]}
+        assert readings["threads"] == [{"tid": reader.pid, "waits_in": "read", "fd": 0, "ruled_out": ruled_out}], proof
+        assert set(readings["process"]) == {"signals", "posix_timers", "children", "marked", "interval_timers"}
+        assert len(json.dumps(readings)) < 600, readings
+        assert hang.prove_blocked_together({reader.pid: marker})["readings"] == {reader.pid: readings}
+    finally:
+        reader.kill()
+        reader.wait()
+        os.close(write_end)

@@ -25,6 +25,7 @@ from stdio_probe.checks import CHECKS, s12_invalid_requests, session
 from stdio_probe.model import Finding, Options, Probe, Server
 from stdio_probe.record import SCHEMA_PATH
 from stdio_probe.server_args import ServerArgsError, tool_call
+from tests.proof_readings import proof_readings
 from tests.test_outputs import assert_fits, probe
 
 FIXTURE = spawn.FIXTURES / "fixture_check_server.py"
@@ -93,7 +94,8 @@ def test_each_defect_shape_shows_in_its_check_alone(shape):
     flags, expected = SHAPES[shape]
     runs = run_checks(flags)
     verdicts = {case: run["verdict"] for case, run in runs.items() if expected[case] is not None}
-    assert verdicts == {c: v for c, v in expected.items() if v is not None}, {c: r["reason"] for c, r in runs.items()}
+    wanted = {c: v for c, v in expected.items() if v is not None}
+    assert verdicts == wanted, {c: proof_readings(r) for c, r in runs.items()}
     assert_nothing_left(runs)
 
 
@@ -118,6 +120,13 @@ def test_an_event_loop_waiting_on_its_own_eventfd_and_a_disarmed_timerfd_is_prov
     bug = runs["S2"]["arms"]["bug"]
     assert runs["S2"]["verdict"] == BUG and bug["decided_by"] == "proof", bug.get("proof_attempts")
     assert not any("no longer at fd" in (a["why_not"] or "") for a in bug["proof_attempts"])
+    # the proven arm's record says what each thread waited on and which row of the table ruled out each fd
+    readings = bug["proof"]["readings"]
+    rows = {row for thread in readings["threads"] for row in thread["ruled_out"]}
+    assert "not ruled out" not in rows and all(thread["waits_in"] for thread in readings["threads"]), readings
+    assert {"eventfd at count 0, held by no other process", "pipe: other end held only by the probe"} <= rows, rows
+    assert any(row.startswith("timerfd disarmed") for row in rows), rows
+    assert set(readings["process"]) == {"signals", "posix_timers", "children", "marked", "interval_timers"}, readings
 
 
 def test_sigterm_waiting_for_the_unread_answer_is_proven_and_ends_once_drained():

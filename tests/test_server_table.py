@@ -19,6 +19,7 @@ from stdio_probe import runner, sample, spawn
 from stdio_probe.checks import CHECKS
 from stdio_probe.model import Options
 from tests import server_table, third_party
+from tests.proof_readings import proof_readings
 
 pytestmark = [pytest.mark.network, pytest.mark.node]
 TABLE = Path(__file__).parent.parent / "results" / "servers.json"
@@ -65,7 +66,7 @@ def test_fast_and_window_methods_agree_on_mcp_cron(servers, check):
     assert_proofs("mcp-cron", {check: runs["fast"]})
     fast, window = runs["fast"], runs["window"]
     if ("mcp-cron", check) not in RACES:
-        assert fast["verdict"] == window["verdict"], (fast["reason"], window["reason"])
+        assert fast["verdict"] == window["verdict"], (proof_readings(fast), window["reason"])
         assert fast["verdict"] == claims()["mcp-cron"].get(check, fast["verdict"]), fast["reason"]
 
 
@@ -121,7 +122,8 @@ def run_all(entry, checks: list[str] | None = None, method: str = "fast") -> dic
 def test_each_servers_verdicts_are_the_tables(servers, label):
     runs = run_all(servers[label])
     claimed = claims()[label]
-    assert {check: runs[check]["verdict"] for check in claimed} == claimed, {c: r["reason"] for c, r in runs.items()}
+    found = {check: runs[check]["verdict"] for check in claimed}
+    assert found == claimed, {c: proof_readings(r) for c, r in runs.items()}
     assert_proofs(label, runs)
 
 

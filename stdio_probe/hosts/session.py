@@ -200,8 +200,10 @@ class HostRun:
         return None
 
     def prove_stuck(self) -> dict:
-        """PROOF_SAMPLES readings PROOF_GAP apart: host and scenario server all asleep with no timer, none ran."""
-        first = None
+        """PROOF_SAMPLES readings PROOF_GAP apart: host and scenario server all asleep with no timer, none ran.
+        Proven, it keeps the last sample's readings of each process (hang.readings: what each thread waits on,
+        the row that ruled out each wake source)."""
+        first, found = None, {}
         for i in range(PROOF_SAMPLES):
             if i:
                 time.sleep(PROOF_GAP)
@@ -215,13 +217,14 @@ class HostRun:
                 proof = hang.prove_waiting_forever(pid, (spawn.SERVER_MARKER, self.host_id), [*hosts, *servers])
                 if not proof["proven"]:
                     return {"proven": False, "why_not": f"host process {pid}: {proof['why_not']}"}
-                reading[pid] = proof["threads"]
+                reading[pid], found[pid] = proof["threads"], proof["readings"]
             for pid in servers:
                 # our own code, which keeps no timer: its waits go by the same rule, on what the host and it hold
                 threads = sample.threads(pid)
-                if (why := hang.wake_source(pid, threads, [*hosts, *servers])) is not None:
+                why, waits = hang.wake_source(pid, threads, [*hosts, *servers])
+                if why is not None:
                     return {"proven": False, "why_not": f"server process {pid}: {why}"}
-                reading[pid] = threads
+                reading[pid], found[pid] = threads, hang.readings(waits, {})
             if first is None:
                 first = reading
             elif _switches(reading) != _switches(first):
@@ -231,6 +234,7 @@ class HostRun:
             "why_not": None,
             "host_pids": sorted(set(first) - set(self.server_pids())),
             "server_pids": self.server_pids(),
+            "readings": found,
         }
 
     def kill_host(self) -> float:
