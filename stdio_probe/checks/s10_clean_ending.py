@@ -19,6 +19,20 @@ RUNTIME_CRASH_MARKS = ("panic:", "Fatal Python error", "thread '", "Segmentation
 CRASH_MARKS = ("Traceback (most recent call last)", *RUNTIME_CRASH_MARKS)
 
 
+CRASH_SIGNALS = ("SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # none of them the probe's
+
+
+def runtime_crash(record: dict) -> str | None:
+    """How a server that was signalled crashed on its way out (S11, S14), or None: a death by a signal the probe
+    never sends, or a runtime's crash trace on stderr. A Python traceback alone is not one: Python prints one for
+    the KeyboardInterrupt or SystemExit a signal raises."""
+    trace = crash_trace(record.get("stderr", ""), RUNTIME_CRASH_MARKS)
+    if record.get("signal") not in CRASH_SIGNALS and not trace:
+        return None
+    how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
+    return how + (f", stderr: {trace!r}" if trace else "")
+
+
 def crash_trace(stderr: str, marks: tuple[str, ...] = CRASH_MARKS) -> str | None:
     """The first line of stderr that starts a crash trace (one of marks), or None."""
     for line in stderr.splitlines():

@@ -13,6 +13,7 @@ import time
 from stdio_probe import wire
 from stdio_probe.checks import session
 from stdio_probe.checks.s2_eof_unread import EXIT_AFTER_DRAIN, in_flight, observe_after
+from stdio_probe.checks.s10_clean_ending import runtime_crash
 from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S11"
@@ -45,7 +46,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 
 def assess(record: dict) -> Finding:
-    """Shown when the server was alive bound_s after SIGTERM, or proven unable to exit."""
+    """Shown when the server was alive bound_s after SIGTERM, or proven unable to exit, or ended by a crash of its
+    runtime (s10_clean_ending.runtime_crash: a death by SIGABRT and the like, a Fatal Python error or a panic)."""
     flight = record["in_flight"]
     if not flight["seen"]:
         pipe = flight["pipe"]
@@ -58,6 +60,8 @@ def assess(record: dict) -> Finding:
         if record.get("exited_after_drain"):
             return Finding(True, f"{how}, answer unread; exited {record['exit_code']} once drained", how)
         return Finding(True, f"{how}, answer unread, ended by {record['ended_by']}", how + ", pipe full")
+    if crashed := runtime_crash(record):  # it ended, but by a crash of its runtime (S14's rule)
+        return Finding(True, f"ended with {crashed} {after:.2f} s after SIGTERM, answer unread", crashed[:70])
     how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
     note = f"ended ({how}) {after:.2f} s after SIGTERM, answer unread"
     return Finding(False, note, f"{how} {after:.2f} s after SIGTERM")

@@ -2,7 +2,8 @@
 
 S3 and S9 ask whether a signal ends the server within a bound; this check reads how it ended once the
 signals were given: S3's and S9's arms (session.after_signal: the signal, a second one where it outlived
-the bound, then the probe's own SIGTERM and SIGKILL at the arm's end), as S10 reads S1's. The field's
+the bound, then the probe's own SIGTERM and SIGKILL at the arm's end), as S10 reads S1's; S11 judges its
+own arm's ending by the same rule (s10_clean_ending.runtime_crash). The field's
 handler (SIGTERM and SIGINT -> sys.exit(0): python-sdk #932, wontfix; ha-mcp #2027, ProxmoxMCP-Plus #112,
 fabric-rti-mcp #211, mcp-memory-service #368) leaves a Python SDK server alive after the first signal, a
 thread still reading stdin; on mcp 1.30.0 the next one aborts the interpreter ("Fatal Python error:
@@ -17,13 +18,12 @@ traceback alone is not one here: Python prints one for the KeyboardInterrupt or 
 from __future__ import annotations
 
 from stdio_probe.checks import s3_sigterm, s9_sigint_idle, session
-from stdio_probe.checks.s10_clean_ending import RUNTIME_CRASH_MARKS, crash_trace
+from stdio_probe.checks.s10_clean_ending import runtime_crash
 from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S14"
 TITLE = "SIGTERM or SIGINT while idle: it ends without a crash of its runtime"
 ARMS = ("sigterm", "sigint")
-CRASH_SIGNALS = ("SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE")  # none of them the probe's
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
@@ -33,14 +33,12 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 def assess(record: dict) -> Finding:
     """Shown when the server died by a signal the probe never sends, or left a runtime's crash trace on stderr."""
-    trace = crash_trace(record.get("stderr", ""), RUNTIME_CRASH_MARKS)
-    how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"
     sent = record["trigger"] + (f", {record['trigger']} again" if "again_exit_after_s" in record else "")
     if record["ended_by"] not in ("self", record["trigger"]):
         sent += f", the probe's {record['ended_by']}"
-    if record["signal"] in CRASH_SIGNALS or trace:
-        seen = how + (f", stderr: {trace!r}" if trace else "")
-        return Finding(True, f"ended with {seen} after {sent}", seen[:70])
+    if crashed := runtime_crash(record):
+        return Finding(True, f"ended with {crashed} after {sent}", crashed[:70])
+    how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"
     return Finding(False, f"ended with {how} after {sent}, no crash", f"{how}, no crash")
 
 
