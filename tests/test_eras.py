@@ -19,7 +19,7 @@ from stdio_probe import cli, eras, runner, spawn
 from stdio_probe.checks import CHECKS
 from stdio_probe.model import Options, Server
 from stdio_probe.record import SCHEMA_PATH
-from stdio_probe.sdk import Request, resolve
+from stdio_probe.sdk import Request, SdkError, resolve
 from tests.test_outputs import assert_fits, probe
 from tests.test_server_checks import BUG, OK, SHAPES, SLOW, WINDOW, assert_nothing_left, command
 
@@ -50,7 +50,8 @@ def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
     assert found == judged, {case: run["reason"] for (_, case), run in runs.items()}
     for run in runs.values():
         assert run["server"]["era"]["protocol"] == ERA_OF[era], run["server"]["era"]
-        assert all(arm.get("protocol", eras.MODERN) == eras.MODERN for arm in run["arms"].values())
+        ran = [arm for arm in run["arms"].values() if "not_applicable" not in arm]  # each spoke the era found
+        assert ran and all(arm["protocol"] == eras.MODERN for arm in ran), run["arms"]
     assert_nothing_left(runs)
 
 
@@ -118,7 +119,7 @@ def legacy_sdk():
 
     try:
         return resolve(Request("1.30.0", "pypi", "1.30.0"), envs.default_cache())
-    except Exception as exc:  # no index and no cached environment: nothing to run it with
+    except SdkError as exc:  # no index and no cached environment: nothing to run it with (a bug still fails)
         pytest.skip(f"mcp 1.30.0 unavailable: {exc}")
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import runner, sample, spawn
+from stdio_probe import runner, spawn
 from stdio_probe.checks import CHECKS
 from stdio_probe.model import Options, Server
 from tests import third_party
@@ -39,10 +39,7 @@ def python_bin():
 
 def _run(servers: list[Server], check_ids: list[str]) -> dict[tuple[str, str], dict]:
     runs = runner.run_servers(servers, check_ids, Options(WINDOW), lambda *a: None)
-    assert spawn.run_processes() == []
-    for run in runs:
-        for arm in run["arms"].values():
-            assert all(not sample.is_live(p["pid"]) for p in arm.get("reaped_at_end", []))
+    assert spawn.run_processes() == []  # by marker: a reaped pid may be another process's by now
     return {(run["server"]["label"], run["case"]): run for run in runs}
 
 

@@ -51,11 +51,9 @@ def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] |
 
 
 def assert_nothing_left(runs: dict[str, dict]) -> None:
-    """No process of the run is alive, and no check found one of its server's tree alive at its end."""
+    """No process of the run is alive, whatever the checks reaped at their ends (every process of a server's
+    tree carries the run's marker: a reaped pid, which another process may have taken since, is not asked)."""
     assert spawn.run_processes() == []
-    for run in runs.values():
-        for arm in run["arms"].values():
-            assert all(not sample.is_live(p["pid"]) for p in arm.get("reaped_at_end", []))
 
 
 SHAPES = {
