@@ -154,9 +154,11 @@ class Pidfd:
         return bool(poller.poll(0))
 
     def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
+        """Close the pidfd; later signals send nothing. The fd is let go before it is closed, so that a signal sent
+        meanwhile from another thread never goes to a number the kernel may already have given another file."""
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 def pidfd_support() -> str:

@@ -598,9 +598,9 @@ def kill_rounds(
                         held[pid] = opened[pid] = pidfd
                 live = {pid for pid, pidfd in held.items() if not pidfd.exited()}
                 for pid in live if sig == signal.SIGKILL else live - signalled:
-                    held[pid].signal(sig)
+                    _send(held[pid], sig)
                 for pidfd in held.values() if sig == signal.SIGKILL else ():
-                    _signal_group(pidfd, sig)
+                    _send(pidfd, sig, group=True)
                 signalled |= live
                 for process in spawned:
                     _running(process)
@@ -616,10 +616,11 @@ def kill_rounds(
             pidfd.close()
 
 
-def _signal_group(pidfd: Pidfd, sig: int) -> None:
-    """The group pidfd's process leads, if any (none: the kernel finds no member, and nothing is sent)."""
-    with suppress(OSError):  # closed by its arm meanwhile
-        pidfd.signal_group(sig)
+def _send(pidfd: Pidfd, sig: int, group: bool = False) -> None:
+    """sig to pidfd's process, or to the group it leads if any (none: the kernel finds no member, and nothing is
+    sent). What we spawned is held by its Child too, whose arm may close it meanwhile: nothing is sent then."""
+    with suppress(OSError):
+        pidfd.signal_group(sig) if group else pidfd.signal(sig)
 
 
 def _running(process: subprocess.Popen | ForkedProcess) -> bool:
