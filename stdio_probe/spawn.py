@@ -65,6 +65,7 @@ QUIET_SCANS = 3  # scans in a row that find nothing before reaping is done (one 
 
 _live: dict[subprocess.Popen | ForkedProcess, Pidfd | None] = {}  # what we started, and its pidfd
 _live_lock = threading.Lock()
+_forking = threading.Lock()  # held across each Popen (fork to exec): forks_settled
 _fork_servers: dict[tuple[str, tuple], ForkServer] = {}
 _stopping = threading.Event()
 # all the guardian gets of the probe's environment: what finds its interpreter and the probe's code (PYTHONPATH,
@@ -296,16 +297,25 @@ def _popen(
     if stopping():
         raise Stopping("the run is stopping")
     _guard()
-    process = subprocess.Popen(
-        from_a_shell(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env=child_env(env, inherit),
-        start_new_session=True,
-        pass_fds=pass_fds,
-    )
+    with _forking:
+        process = subprocess.Popen(
+            from_a_shell(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=child_env(env, inherit),
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
     return process, _track(process, Pidfd.open(process.pid))  # our child, not waited for: its pid is its own
+
+
+def forks_settled() -> None:
+    """Return once no child of ours is between fork and exec. Such a child holds a copy of every fd the probe
+    had when it forked (close-on-exec closes them only at its exec): an end of another arm's pipe that the
+    probe has just closed stays open until then (S8: the server's write to a stdout nobody reads succeeds)."""
+    with _forking:
+        pass
 
 
 def _track(process: subprocess.Popen | ForkedProcess, pidfd: Pidfd | None) -> Pidfd | None:

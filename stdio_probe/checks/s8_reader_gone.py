@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from contextlib import suppress
 
-from stdio_probe import observe, sample
+from stdio_probe import observe, sample, spawn
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -41,6 +41,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             return {"reader_stopped": False}
         with suppress(OSError):
             s.child.process.stdout.close()
+        spawn.forks_settled()  # no other arm's child, between its fork and exec, still holds that read end
         s.reader = None  # the probe no longer reads stdout: nothing to read from
         cpu_before, started = sample.cpu_seconds(s.child.pid), time.monotonic()
         s.send(s.liveness_request(PING_ID))
