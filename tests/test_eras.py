@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -236,7 +237,7 @@ def test_the_server_side_recognises_each_era_and_answers_as_a_modern_server():
 
 def test_eras_loads_by_its_path_in_an_interpreter_without_the_probe():
     """What a scenario server started by a host can do: the module needs nothing but the stdlib."""
-    path = spawn.FIXTURES.parent / "eras.py"
+    path = Path(eras.__file__)
     code = (
         "import importlib.util as u, sys\n"
         f"spec = u.spec_from_file_location('eras', {str(path)!r}); m = u.module_from_spec(spec)\n"
