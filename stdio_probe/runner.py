@@ -1,4 +1,10 @@
-"""The matrix loop: every (SDK, case, arm), concurrently in the fast method, then a verdict per case."""
+"""The runner: one loop (run_subject) over any kind of subject, and a Subject per kind: Sdks (the cases L1-L13),
+Servers (the server checks), Hosts (the host checks).
+
+A Subject is the whole contract of a run: its plan (the jobs, in the order the pool takes them), the live view's
+rows (named from that plan, so the view and the run never disagree), a job run into its arm's record, and the
+runs decided from the records. The loop, the pool, the signal handling and the arm's timing live here once.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,11 @@ import contextlib
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import replace
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, NamedTuple, Protocol, Self
 
 from stdio_probe import eras, spawn
 from stdio_probe.cases import ARMS, CASES
@@ -25,6 +33,72 @@ FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier o
 
 # on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
 ArmListener = Callable[[str, str, str, str, str], None]
+Row = tuple[str, str, str]  # a row of the live view: the subject's label, the probe's id, the arm
+
+
+class Job(NamedTuple):
+    """One arm of one probe on one subject: the subject's place in its list, the probe's id, the arm."""
+
+    subject: int
+    probe: str
+    arm: str
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of subject: the key of its subject in a run (results.json), its probes, and what --only
+    selects among them (named in an error)."""
+
+    key: str
+    probes: dict[str, Probe]
+    what: str
+
+
+SDK = Kind("sdk", CASES, "case")
+SERVER = Kind("server", CHECKS, "check (with --server)")
+HOST = Kind("host", HOST_CHECKS, "check (with --host)")
+KINDS = {kind.key: kind for kind in (SDK, SERVER, HOST)}
+
+
+class Subject(Protocol):
+    """What the runner and the command line know of the subjects of one run and the probes they run under.
+
+    plan() lists the jobs and rows() names the live view's rows from it (with any row of its own that ready()
+    shows). ready() makes the subjects ready for their jobs and yields them ready (what a kind needs while its
+    arms run, closed when they end); run() runs one job into its arm's record; runs() decides each probe on
+    each subject from the records.
+    """
+
+    kind: ClassVar[Kind]
+    probe_ids: list[str]
+
+    def plan(self) -> list[Job]: ...
+
+    def rows(self) -> list[Row]: ...
+
+    def ready(self, options: Options, on_arm: ArmListener) -> AbstractContextManager[Self]: ...
+
+    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord: ...
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]: ...
+
+
+def run_subject(subject: Subject, options: Options, on_arm: ArmListener) -> list[Run]:
+    """Every job of the subject's plan on one pool, then its runs: the one loop of every kind of subject, so
+    no kind plans, runs or decides apart from the others."""
+    with subject.ready(options, on_arm) as ready:
+        records = run_jobs(lambda job: ready.run(job, options, on_arm), ready.plan(), workers(options))
+    return ready.runs(records)
+
+
+def workers(options: Options) -> int:
+    """Arms at once: FAST_PARALLEL_ARMS in the fast method; one at a time in the window method, as the article."""
+    return FAST_PARALLEL_ARMS if options.method == "fast" else 1
+
+
+def plan_rows(labels: list[str], jobs: list[Job]) -> list[Row]:
+    """The live view's row of each job (labels: the subjects' labels, in order): what every kind's rows are made of."""
+    return [(labels[job.subject], job.probe, job.arm) for job in jobs]
 
 
 def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm: ArmListener) -> ArmRecord:
@@ -48,58 +122,15 @@ def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm:
     return record
 
 
-def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
-    """Run every arm and decide each case.
-
-    The fast method runs arms concurrently and forks fixtures from a warm fork server per SDK;
-    the window method runs them one at a time, each a fresh exec, as the article did.
-    """
-    # every case's bug, control and mitigated arms first, then the extra arms, so no case's verdict waits for
-    # them; a case's slow arms (long fixed waits) before all others, so they do not end the run
-    plan = [(case_id, arm) for case_id in case_ids for arm in CASES[case_id].arms if arm in ARMS]
-    plan += [(case_id, arm) for case_id in case_ids for arm in CASES[case_id].arms if arm not in ARMS]
-    plan.sort(key=lambda job: job[1] not in CASES[job[0]].slow_arms)
-    # one SDK after another (the pool takes jobs in this order), each SDK's fork server started FORK_AHEAD
-    # SDKs before its arms and closed after them
-    jobs = [(i, case_id, arm) for i in range(len(sdks)) for case_id, arm in plan]
-    fast = options.method == "fast"
-    warm = spawn.ForkServers([(sdk.python, sdk.env) for sdk in sdks], len(plan), FORK_AHEAD) if fast else None
-
-    def job(i: int, case_id: str, arm: str) -> dict:
-        try:
-            if warm is not None:
-                warm.begin(i)
-            case = CASES[case_id]
-            return run_arm(sdks[i].spec, case, arm, lambda: case.run(arm, sdks[i], options), on_arm)
-        finally:
-            if warm is not None:
-                warm.end(i)
-
-    try:
-        records = run_jobs(job, jobs, FAST_PARALLEL_ARMS if fast else 1)
-    finally:
-        if warm is not None:
-            warm.close()
-    runs = []
-    for i, sdk in enumerate(sdks):
-        for case_id in case_ids:
-            arms = {arm: records[(i, case_id, arm)] for arm in CASES[case_id].arms}
-            case = CASES[case_id]
-            verdict = decide(case, arms)
-            held = mitigation(case, arms)
-            runs.append(make_run(case_id, "sdk", {"spec": sdk.spec, **sdk.facts}, verdict, held, arms))
-    return runs
-
-
-def run_jobs(run: Callable[..., dict], jobs: list[tuple], workers: int) -> dict[tuple, dict]:
-    """run(*job) for every job on a pool of workers; job -> its record.
+def run_jobs(run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int) -> dict[Job, ArmRecord]:
+    """run(job) for every job on a pool of workers; job -> its record.
 
     The main thread waits in short polls, so a signal's exception is raised at once. On it (Ctrl-C,
     SIGTERM) the run is cut short: spawn.stop() kills every server and fixture, which ends the waits
     of the running arms, no further arm starts, and the pool is left without joining its threads.
     """
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {job: pool.submit(run, *job) for job in jobs}
+    futures = {job: pool.submit(run, job) for job in jobs}
     try:
         while wait(futures.values(), timeout=POLL).not_done:
             pass
@@ -111,54 +142,147 @@ def run_jobs(run: Callable[..., dict], jobs: list[tuple], workers: int) -> dict[
     return {job: future.result() for job, future in futures.items()}
 
 
+@dataclass(frozen=True)
+class Sdks:
+    """The cases on SDKs. The fast method runs arms concurrently and forks fixtures from a warm fork server per
+    SDK (warm, set by ready()); the window method runs them one at a time, each a fresh exec, as the article did."""
+
+    kind: ClassVar[Kind] = SDK
+    sdks: list[Sdk]
+    probe_ids: list[str]
+    warm: spawn.ForkServers | None = None
+
+    def arms(self) -> list[tuple[str, str]]:
+        """One SDK's (case, arm) pairs in the order they run: every case's bug, control and mitigated arms first,
+        then the extra arms, so no case's verdict waits for them; a case's slow arms (long fixed waits) before
+        all others, so they do not end the run."""
+        arms = [(case_id, arm) for case_id in self.probe_ids for arm in CASES[case_id].arms if arm in ARMS]
+        arms += [(case_id, arm) for case_id in self.probe_ids for arm in CASES[case_id].arms if arm not in ARMS]
+        return sorted(arms, key=lambda job: job[1] not in CASES[job[0]].slow_arms)
+
+    def plan(self) -> list[Job]:
+        """One SDK after another (the pool takes jobs in this order), so its fork server is needed only so long."""
+        return [Job(i, case_id, arm) for i in range(len(self.sdks)) for case_id, arm in self.arms()]
+
+    def rows(self) -> list[Row]:
+        return plan_rows([sdk.spec for sdk in self.sdks], self.plan())
+
+    @contextlib.contextmanager
+    def ready(self, options: Options, on_arm: ArmListener) -> Iterator[Sdks]:
+        """In the fast method, the SDKs' fork servers: each started FORK_AHEAD SDKs before its arms and closed
+        after them, every one still open closed when the run ends (cut short too)."""
+        if options.method != "fast":
+            yield self
+            return
+        warm = spawn.ForkServers([(sdk.python, sdk.env) for sdk in self.sdks], len(self.arms()), FORK_AHEAD)
+        try:
+            yield replace(self, warm=warm)
+        finally:
+            warm.close()
+
+    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+        """The job's arm, inside its SDK's turn of the fork servers (fast method)."""
+        sdk, case = self.sdks[job.subject], CASES[job.probe]
+        try:
+            if self.warm is not None:
+                self.warm.begin(job.subject)
+            return run_arm(sdk.spec, case, job.arm, lambda: case.run(job.arm, sdk, options), on_arm)
+        finally:
+            if self.warm is not None:
+                self.warm.end(job.subject)
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
+        """Each case's verdict and host-contract mitigation per SDK, from its arms."""
+        runs = []
+        for i, sdk in enumerate(self.sdks):
+            for case_id in self.probe_ids:
+                case = CASES[case_id]
+                arms = {arm: records[Job(i, case_id, arm)] for arm in case.arms}
+                verdict = decide(case, arms)
+                held = mitigation(case, arms)
+                runs.append(make_run(case_id, SDK.key, {"spec": sdk.spec, **sdk.facts}, verdict, held, arms))
+        return runs
+
+
 def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[Run]:
     """The runs of an SDK that could not be made ready: an error verdict per case, no arms."""
     sdk = {"spec": spec, **facts}
     held = {"held": None, "note": reason, "status": "not_evaluated"}
     return [
-        make_run(case_id, "sdk", sdk, {"verdict": "error", "reason": reason}, held, {})
+        make_run(case_id, SDK.key, sdk, {"verdict": "error", "reason": reason}, held, {})
         for case_id in case_ids
     ]
 
 
-def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
-    """Find each server's era, then run every server check's arms in it (concurrently in the fast
-    method; one server's arms one at a time unless it is declared --parallel-arms) and decide each check
-    per server. A server sharing no era with the probe gets not_applicable arms."""
-    jobs = [(i, check_id, arm) for check_id in check_ids for arm in CHECKS[check_id].arms for i in range(len(servers))]
-    workers = FAST_PARALLEL_ARMS if options.method == "fast" else 1
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        found = list(pool.map(lambda server: _era(server, options, on_arm), servers))
-    servers = [replace(server, protocol=era["protocol"]) for server, era in zip(servers, found, strict=True)]
-
-    # one server's arms take turns unless it is declared safe in parallel: its copies may share a lock file,
-    # a port or a database, through which one arm's evidence would change another's
-    turns = [contextlib.nullcontext() if server.parallel_arms else threading.Lock() for server in servers]
-
-    def arm_of(i: int, check_id: str, arm: str) -> tuple:
-        server, check = servers[i], CHECKS[check_id]
-        if server.protocol is None:
-            return server.label, check, arm, lambda: {"not_applicable": found[i]["evidence"]}, turns[i]
-        return server.label, check, arm, lambda: check.run(arm, server, options), turns[i]
-
-    records = _run_subject_arms(jobs, arm_of, options, on_arm)
-    runs = []
-    for i, server in enumerate(servers):
-        era = _with_version(found[i], [record for job, record in records.items() if job[0] == i])
-        for check_id in check_ids:
-            arms = {arm: records[(i, check_id, arm)] for arm in CHECKS[check_id].arms}
-            described = {"label": server.label, "command": server.command, "env": server.env.described()}
-            if server.large_call is not None:
-                described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
-            if server.slow_call is not None:
-                described["slow_call"] = {"tool": server.slow_call[0], "arguments": server.slow_call[1]}
-            described["era"] = era
-            verdict = decide_check(CHECKS[check_id], arms)
-            runs.append(make_run(check_id, "server", described, verdict, NO_CONTRACT, arms))
-    return runs
-
-
 ERA_ROW = ("era", eras.DISCOVER)  # the live view's row of a server's era probe: (case, arm)
+
+
+@dataclass(frozen=True)
+class Servers:
+    """The server checks on servers, each spoken to in its era (eras, found by ready()). A server sharing no era
+    with the probe gets not_applicable arms. One server's arms take turns (turns) unless it is declared
+    --parallel-arms: its copies may share a lock file, a port or a database, through which one arm's evidence
+    would change another's; different servers' arms run side by side."""
+
+    kind: ClassVar[Kind] = SERVER
+    servers: list[Server]
+    probe_ids: list[str]
+    eras: list[dict] = field(default_factory=list)
+    turns: list[AbstractContextManager] = field(default_factory=list)
+
+    def plan(self) -> list[Job]:
+        """Check by check, arm by arm, every server's job side by side."""
+        count = range(len(self.servers))
+        return [Job(i, check_id, arm) for check_id in self.probe_ids for arm in CHECKS[check_id].arms for i in count]
+
+    def rows(self) -> list[Row]:
+        """The era probe's row of each server whose era is not given (no --protocol), then the plan's."""
+        found = [(server.label, *ERA_ROW) for server in self.servers if server.protocol is None]
+        return found + plan_rows([server.label for server in self.servers], self.plan())
+
+    @contextlib.contextmanager
+    def ready(self, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
+        """Each server's era found (as many at once as arms), then its turn: a lock, or none if --parallel-arms."""
+        with ThreadPoolExecutor(max_workers=workers(options)) as pool:
+            found = list(pool.map(lambda server: _era(server, options, on_arm), self.servers))
+        servers = [replace(server, protocol=era["protocol"]) for server, era in zip(self.servers, found, strict=True)]
+        turns = [contextlib.nullcontext() if server.parallel_arms else threading.Lock() for server in servers]
+        yield replace(self, servers=servers, eras=found, turns=turns)
+
+    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+        """The job's arm once its server has its turn: only then is it running, and timed."""
+        label, check = self.servers[job.subject].label, CHECKS[job.probe]
+        with self.turns[job.subject]:
+            return run_arm(label, check, job.arm, lambda: self._record(job, options), on_arm)
+
+    def _record(self, job: Job, options: Options) -> ArmRecord:
+        """The job's check run on its server, in its era; not_applicable, saying why, when the server has none."""
+        server = self.servers[job.subject]
+        if server.protocol is None:
+            return {"not_applicable": self.eras[job.subject]["evidence"]}
+        return CHECKS[job.probe].run(job.arm, server, options)
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
+        """Each check's verdict per server, each run describing its server and the era it was spoken to in."""
+        runs = []
+        for i, server in enumerate(self.servers):
+            era = _with_version(self.eras[i], [record for job, record in records.items() if job.subject == i])
+            for check_id in self.probe_ids:
+                arms = {arm: records[Job(i, check_id, arm)] for arm in CHECKS[check_id].arms}
+                verdict = decide_check(CHECKS[check_id], arms)
+                runs.append(make_run(check_id, SERVER.key, _server_described(server, era), verdict, NO_CONTRACT, arms))
+        return runs
+
+
+def _server_described(server: Server, era: dict) -> dict:
+    """What a server's run says of it: its label, command, environment, calls, and era."""
+    described = {"label": server.label, "command": server.command, "env": server.env.described()}
+    if server.large_call is not None:
+        described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
+    if server.slow_call is not None:
+        described["slow_call"] = {"tool": server.slow_call[0], "arguments": server.slow_call[1]}
+    described["era"] = era
+    return described
 
 
 def _era(server: Server, options: Options, on_arm: ArmListener) -> dict:
@@ -189,48 +313,67 @@ def _with_version(era: dict, arms: list[dict]) -> dict:
 SHARED_CONTROL = "control"  # the host checks' control arm: run once per host, shared by every check
 
 
+@dataclass(frozen=True)
+class Hosts:
+    """The host checks on hosts, decided by the bug/control rule; the control arm runs once per host (the first
+    check's job) and every check shares it."""
+
+    kind: ClassVar[Kind] = HOST
+    hosts: list[Host]
+    probe_ids: list[str]
+
+    def plan(self) -> list[Job]:
+        """Every host's shared control first, then check by check, arm by arm, every host's job side by side."""
+        count = range(len(self.hosts))
+        jobs = [Job(i, self.probe_ids[0], SHARED_CONTROL) for i in count]
+        checks = [HOST_CHECKS[check_id] for check_id in self.probe_ids]
+        return jobs + [Job(i, c.id, arm) for c in checks for arm in c.arms if arm != SHARED_CONTROL for i in count]
+
+    def rows(self) -> list[Row]:
+        return plan_rows([host.label for host in self.hosts], self.plan())
+
+    def ready(self, options: Options, on_arm: ArmListener) -> AbstractContextManager[Hosts]:
+        """Hosts need nothing beyond their arms."""
+        return contextlib.nullcontext(self)
+
+    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+        host, check = self.hosts[job.subject], HOST_CHECKS[job.probe]
+        return run_arm(host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
+        """Each check's verdict per host, from its own arms and the host's shared control."""
+        runs = []
+        for i, host in enumerate(self.hosts):
+            control = records[Job(i, self.probe_ids[0], SHARED_CONTROL)]
+            described = _host_described(host, control)
+            for check_id in self.probe_ids:
+                check = HOST_CHECKS[check_id]
+                arms = {arm: control if arm == SHARED_CONTROL else records[Job(i, check_id, arm)] for arm in check.arms}
+                runs.append(make_run(check_id, HOST.key, described, decide(check, arms), NO_HOST_ARM, arms))
+        return runs
+
+
+def _host_described(host: Host, control: ArmRecord) -> dict:
+    """What a host's runs say of it: its label, command, environment, the era it spoke in its control arm and,
+    when it reached the server there, how it used servers (one, a server per operation, several at once)."""
+    events = control.get("events", [])
+    era = next((e["era"] for e in events if e.get("era")), None)
+    described = {"label": host.label, "command": host.command, "era": era, "env": host.env.described()}
+    if events:
+        described["servers"] = host_session.server_shape(events)
+    return described
+
+
+def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
+    """The cases on SDKs, in this process (the tests' and tables' entry; the command line runs the same Subject)."""
+    return run_subject(Sdks(sdks, case_ids), options, on_arm)
+
+
+def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
+    """The server checks on servers, in this process (as run_matrix)."""
+    return run_subject(Servers(servers, check_ids), options, on_arm)
+
+
 def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
-    """Run the host checks' arms (concurrently in the fast method), the control once per host, and decide each
-    check per host by the bug/control rule."""
-    first = HOST_CHECKS[check_ids[0]]
-    jobs = [(i, check_ids[0], SHARED_CONTROL) for i in range(len(hosts))]
-    jobs += [
-        (i, check_id, arm)
-        for check_id in check_ids
-        for arm in HOST_CHECKS[check_id].arms
-        if arm != SHARED_CONTROL
-        for i in range(len(hosts))
-    ]
-
-    def arm_of(i: int, check_id: str, arm: str) -> tuple:
-        check = HOST_CHECKS[check_id]
-        return hosts[i].label, check, arm, lambda: check.run(arm, hosts[i], options), contextlib.nullcontext()
-
-    records = _run_subject_arms(jobs, arm_of, options, on_arm)
-    runs = []
-    for i, host in enumerate(hosts):
-        control = records[(i, first.id, SHARED_CONTROL)]
-        events = control.get("events", [])
-        era = next((e["era"] for e in events if e.get("era")), None)
-        described = {"label": host.label, "command": host.command, "era": era, "env": host.env.described()}
-        if events:  # how it used servers, with the well-behaved one: one, a server per operation, several at once
-            described["servers"] = host_session.server_shape(events)
-        for check_id in check_ids:
-            check = HOST_CHECKS[check_id]
-            arms = {arm: control if arm == SHARED_CONTROL else records[(i, check_id, arm)] for arm in check.arms}
-            verdict = decide(check, arms)
-            runs.append(make_run(check_id, "host", described, verdict, NO_HOST_ARM, arms))
-    return runs
-
-
-def _run_subject_arms(jobs: list[tuple], arm_of, options: Options, on_arm: ArmListener) -> dict[tuple, dict]:
-    """Each job's arm against a server or host (arm_of(*job) -> label, check, arm, run() -> its record, and
-    the subject's turn: a lock its arms take in turn, or a null context), concurrently in the fast method; a
-    failure of the probe itself becomes the arm's error. An arm is running, and timed, once it has its turn."""
-
-    def one(*job) -> ArmRecord:
-        label, check, arm, run, turn = arm_of(*job)
-        with turn:
-            return run_arm(label, check, arm, run, on_arm)
-
-    return run_jobs(one, jobs, FAST_PARALLEL_ARMS if options.method == "fast" else 1)
+    """The host checks on hosts, in this process (as run_matrix)."""
+    return run_subject(Hosts(hosts, check_ids), options, on_arm)

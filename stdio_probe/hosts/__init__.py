@@ -3,7 +3,7 @@
 Each module's PROBE (model.Probe) runs against a Host:
 the probe plays the server (fixtures/scenario_server.py). Every check's "bug" arm gives the host its
 defect's scenario; the "control" arm, the well-behaved scenario, is run once per host and shared by
-every check (runner.run_hosts): a host that cannot start, connect or call there makes each check
+every check (runner.Hosts): a host that cannot start, connect or call there makes each check
 inconclusive (decide.decide's bug/control rule).
 """
 
