@@ -1,8 +1,9 @@
-"""Command line: check everything before spawning, then run the command (commands.py parses it).
+"""Command line: check everything before spawning, then run the command.
 
-One table, COMMANDS, maps each subcommand to the function that runs it and says whether it spawns
-(Linux only) and whether it records (its outputs checked and its --expect loaded before anything runs,
-here and nowhere else).
+One table, COMMANDS, holds every subcommand: the options it takes (commands.py builds them; its parser comes
+from this table), the function that runs it, whether it spawns (Linux only) and, for one that records, the files
+it writes (checked, and its --expect loaded, before anything runs, here and nowhere else). run, server and host
+hand their runner.Subject to record_and_finish: the live view's rows and the run come from that one subject.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,12 +38,9 @@ from stdio_probe import (
     start,
     usage,
 )
-from stdio_probe.cases import CASES
-from stdio_probe.checks import CHECKS
-from stdio_probe.commands import UsageError, parse_args
-from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.commands import UsageError
 from stdio_probe.model import Options, Sdk, printable, printable_all
-from stdio_probe.record import ResultsError
+from stdio_probe.record import ResultsError, Run
 from stdio_probe.sdk import SdkError
 
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3  # a signal's, 130 and 143: start.CODES
@@ -72,8 +70,9 @@ def _on_signal(signum: int, frame: object) -> None:
     raise Interrupted(signum)
 
 
-def selected_cases(only: str | None, known: dict = CASES) -> list[str]:
-    """The ids --only selects among known (the cases, or the server checks); all of them without --only."""
+def selected_cases(only: str | None, kind: runner.Kind) -> list[str]:
+    """The ids --only selects among the probes of a kind of subject; all of them without --only."""
+    known = kind.probes
     if only is None:
         return list(known)
     ids = [part.strip().upper() for part in only.split(",") if part.strip()]
@@ -81,9 +80,16 @@ def selected_cases(only: str | None, known: dict = CASES) -> list[str]:
         raise UsageError("--only selects no case")
     unknown = [i for i in ids if i not in known]
     if unknown:
-        what = {id(CASES): "case", id(CHECKS): "check (with --server)"}.get(id(known), "check (with --host)")
-        raise UsageError(f"unknown {what} {', '.join(unknown)} (known: {', '.join(known)})")
+        raise UsageError(f"unknown {kind.what} {', '.join(unknown)} (known: {', '.join(known)})")
     return list(dict.fromkeys(ids))
+
+
+def bisecting(args: argparse.Namespace) -> str | None:
+    """How --bisect counts a commit where the case does not apply (--bisect-na), None when not bisecting;
+    --bisect-na without --bisect is bad input. Only run and server take --bisect."""
+    if args.bisect_na != "skip" and not args.bisect:
+        raise UsageError("--bisect-na goes with --bisect")
+    return args.bisect_na if args.bisect else None
 
 
 def check_host() -> None:
@@ -256,130 +262,114 @@ USAGE_ERRORS = (
 
 @dataclass(frozen=True)
 class Context:
-    """What every command is given besides its arguments: where the report and errors go, the expectations,
-    the run's redactor (env_args.redactor)."""
+    """What every command is given besides its arguments: where errors go, the expectations, the run's
+    redactor (env_args.redactor), and through it the report's console."""
 
-    console: Console
     errors: Console
     expected: dict | None
     redact: env_args.Redactor
 
+    def console(self, out: str | None = None) -> Console:
+        """Where the report goes: stdout, or stderr when the results file goes there (--out -)."""
+        return Console(file=env_args.MaskedStream(sys.stderr if out == STDOUT else sys.stdout, self.redact))
+
 
 def _run(argv: list[str], errors: Console, redact: env_args.Redactor) -> int:
     """Parse, then the command from COMMANDS; bad input anywhere before a spawn is one line and exit 2."""
-    bisecting = "--bisect" in argv
     try:
         args = parse_args(argv)
-        if args.version:
+        if "version" in args:  # given (run's --version): nothing else is checked or run
             print(usage.version())
             return EXIT_OK
         command = COMMANDS[args.command]
         if command.spawns:
             check_host()
         expected = None
-        if command.records:
-            check_outputs(args)
+        if command.writes is not None:
+            check_outputs(command.writes(args))
             expected = expect.load(args.expect) if args.expect else None
-        console = Console(file=env_args.MaskedStream(sys.stderr if args.out == STDOUT else sys.stdout, redact))
-        return command.run(args, Context(console, errors, expected, redact))
+        return command.run(args, Context(errors, expected, redact))
     except USAGE_ERRORS as exc:
         errors.print(f"error: {exc}", highlight=False, markup=False)
-        return BISECT_ABORT if bisecting else EXIT_USAGE
+        return BISECT_ABORT if "--bisect" in argv else EXIT_USAGE
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """argv parsed by the grammar of COMMANDS (commands.Grammar)."""
+    return GRAMMAR.parse(argv)
 
 
 def run_sdks(args: argparse.Namespace, context: Context) -> int:
     """run: the cases on each SDK."""
-    case_ids = selected_cases(args.only)
+    bisect_na = bisecting(args)
+    case_ids = selected_cases(args.only, runner.SDK)
     requests = sdk.requests(args.sdk, args.python, args.env_dir)
-    if args.bisect and (len(case_ids) != 1 or len(requests) != 1):
+    if bisect_na and (len(case_ids) != 1 or len(requests) != 1):
         raise UsageError("--bisect needs exactly one case (--only) and one SDK")
-    console, errors = context.console, context.errors
     try:
-        sdks, failed = prepare_sdks(requests, args.env_dir, case_ids, errors)
+        sdks, failed = prepare_sdks(requests, args.env_dir, case_ids, context.errors)
     except SdkError as exc:
-        errors.print(f"error: {exc}", highlight=False, markup=False)
-        if not args.bisect:
+        context.errors.print(f"error: {exc}", highlight=False, markup=False)
+        if not bisect_na:
             return EXIT_USAGE
         return bisect_unavailable(requests[0], case_ids, exc, args.out, context)
-
-    options = Options(window=args.window, method=args.method)
-    rows = [(s.spec, case_id, arm) for s in sdks for case_id in case_ids for arm in CASES[case_id].arms]
-    code = record_and_finish(
-        lambda live: runner.run_matrix(sdks, case_ids, options, live) + failed,
-        rows, options, Gate(case_ids, context.expected), args, (console, errors), context.redact,
-    )
+    code = record_and_finish(runner.Sdks(sdks, case_ids), args, context, bisect_na, failed)
     return code or (EXIT_OK if sdks else EXIT_INTERNAL)  # no SDK could be made ready: nothing was probed
-
-
-def record_and_finish(
-    run: Callable[[report.LiveArms], list[dict]],
-    rows: list[tuple[str, str, str]],
-    options: Options,
-    gate: Gate,
-    args: argparse.Namespace,
-    consoles: tuple[Console, Console],
-    redact: env_args.Redactor,
-) -> int:
-    """run(live view) -> runs; then reap, write results.json, report, gate: the end of every run.
-
-    Everything shown or written comes from the runs with their secrets masked (redact), the live notes too."""
-    console, errors = consoles
-    started = datetime.datetime.now(datetime.UTC)
-    with report.LiveArms(console, rows) as live:
-
-        def shown(subject: str, case: str, arm: str, status: str, note: str) -> None:
-            live(subject, case, arm, status, redact.text(note))
-
-        runs = run(shown)
-    leftovers = spawn.reap_all()
-    meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
-    document = redact(record.results(meta, runs))
-    runs = document["runs"]
-    written = write_results(args.out, document)
-    if leftovers:
-        errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
-    code = finish(runs, gate, args, written, (console, errors))
-    if not args.bisect:
-        return code
-    code = bisect_code(runs, args.bisect_na)
-    errors.print(bisect_line(runs[0], code), highlight=False, markup=False)
-    return code
 
 
 def run_servers(args: argparse.Namespace, context: Context) -> int:
     """server: the server checks on each server; bad input raises before anything is spawned."""
-    check_ids = selected_cases(args.only, CHECKS)
+    bisect_na = bisecting(args)
+    check_ids = selected_cases(args.only, runner.SERVER)
     env = env_args.resolve(args.env, args.inherit_env)
     servers = server_args.servers(args.servers, env)
-    if args.bisect and (len(check_ids) != 1 or len(servers) != 1):
+    if bisect_na and (len(check_ids) != 1 or len(servers) != 1):
         raise UsageError("--bisect needs exactly one check (--only) and one server")
-    options = Options(window=args.window, method=args.method)
-    rows = [(s.label, *runner.ERA_ROW) for s in servers if s.protocol is None]
-    rows += [(s.label, check_id, arm) for s in servers for check_id in check_ids for arm in CHECKS[check_id].arms]
-    return record_and_finish(
-        lambda live: runner.run_servers(servers, check_ids, options, live),
-        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), context.redact,
-    )
+    return record_and_finish(runner.Servers(servers, check_ids), args, context, bisect_na)
 
 
 def run_hosts(args: argparse.Namespace, context: Context) -> int:
     """host: the host checks on each host; bad input raises before anything is spawned."""
-    check_ids = selected_cases(args.only, HOST_CHECKS)
+    check_ids = selected_cases(args.only, runner.HOST)
     env = env_args.resolve(args.env, args.inherit_env)
     hosts = server_args.hosts(args.servers, env)
+    return record_and_finish(runner.Hosts(hosts, check_ids), args, context, bisect_na=None)
+
+
+def record_and_finish(
+    subject: runner.Subject,
+    args: argparse.Namespace,
+    context: Context,
+    bisect_na: str | None,
+    failed: Sequence[Run] = (),
+) -> int:
+    """The subject's run (the runs of failed, SDKs that could not be made ready, after it) under a live view of
+    the subject's rows; then reap, write results.json, report, gate, and --bisect's code: the end of every run.
+
+    Everything shown or written comes from the runs with their secrets masked (context.redact), the live
+    notes too."""
     options = Options(window=args.window, method=args.method)
-    rows = [
-        (h.label, check_id, arm)
-        for h in hosts
-        for check_id in check_ids
-        for arm in HOST_CHECKS[check_id].arms
-        if arm != runner.SHARED_CONTROL
-    ]
-    rows += [(h.label, check_ids[0], runner.SHARED_CONTROL) for h in hosts]
-    return record_and_finish(
-        lambda live: runner.run_hosts(hosts, check_ids, options, live),
-        rows, options, Gate(check_ids, context.expected), args, (context.console, context.errors), context.redact,
-    )
+    console, errors = context.console(args.out), context.errors
+    started = datetime.datetime.now(datetime.UTC)
+    with report.LiveArms(console, subject.rows()) as live:
+
+        def shown(label: str, case: str, arm: str, status: str, note: str) -> None:
+            live(label, case, arm, status, context.redact.text(note))
+
+        runs = [*runner.run_subject(subject, options, shown), *failed]
+    leftovers = spawn.reap_all()
+    meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
+    document = context.redact(record.results(meta, runs))
+    runs = document["runs"]
+    written = write_results(args.out, document)
+    if leftovers:
+        errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
+    code = finish(runs, Gate(subject.probe_ids, context.expected), args, written, (console, errors))
+    if bisect_na is None:
+        return code
+    code = bisect_code(runs, bisect_na)
+    errors.print(bisect_line(runs[0], code), highlight=False, markup=False)
+    return code
 
 
 def print_matrix(args: argparse.Namespace, context: Context) -> int:
@@ -388,24 +378,34 @@ def print_matrix(args: argparse.Namespace, context: Context) -> int:
         if args.sdk or args.python:
             raise UsageError("matrix: --host or --sdk/--python, not both")
         hosts = server_args.hosts(args.servers, env_args.resolve(args.env, args.inherit_env))
-        print(context.redact.text(json.dumps(compare.host_matrix(hosts, selected_cases(args.only, HOST_CHECKS)))))
+        print(context.redact.text(json.dumps(compare.host_matrix(hosts, selected_cases(args.only, runner.HOST)))))
         return EXIT_OK
-    case_ids = selected_cases(args.only)
+    case_ids = selected_cases(args.only, runner.SDK)
     print(json.dumps(compare.matrix(sdk.requests(args.sdk, args.python, args.env_dir), case_ids)))
     return EXIT_OK
 
 
 def list_probes(args: argparse.Namespace, context: Context) -> int:
     """list: every case, server check and host check, one line each."""
-    for case_id, case in {**CASES, **CHECKS, **HOST_CHECKS}.items():
-        context.console.print(f"{case_id}  {case.title}", highlight=False, markup=False)
+    console = context.console()
+    for kind in runner.KINDS.values():
+        for probe_id, probe in kind.probes.items():
+            console.print(f"{probe_id}  {probe.title}", highlight=False, markup=False)
     return EXIT_OK
 
 
-def check_outputs(args: argparse.Namespace) -> None:
-    """Every file the run will write can be written: checked before anything is spawned."""
-    targets = {"--out": None if args.out in (None, STDOUT) else Path(args.out)}
-    targets |= {"--svg": args.svg, "--junit": args.junit, "--write-expect": args.write_expect}
+def probe_writes(args: argparse.Namespace) -> dict[str, Path | None]:
+    """The files run, server and host write: results (--out, unless stdout), then the outputs of the report."""
+    return {"--out": None if args.out == STDOUT else Path(args.out)} | report_writes(args)
+
+
+def report_writes(args: argparse.Namespace) -> dict[str, Path | None]:
+    """The files the report stage writes (finish: after a run or a merge), by option; None where not asked."""
+    return {"--svg": args.svg, "--junit": args.junit, "--write-expect": args.write_expect}
+
+
+def check_outputs(targets: dict[str, Path | None]) -> None:
+    """Every file the command will write (option -> path) can be written: checked before anything is spawned."""
     for option, path in targets.items():
         if path is None:
             continue
@@ -465,7 +465,7 @@ def finish(
 def compare_files(args: argparse.Namespace, context: Context) -> int:
     """compare OLD NEW: exit 1 when a verdict changed, like diff."""
     old, new = args.compare
-    console = context.console
+    console = context.console()
     found, same = compare.changes(
         printable_all(context.redact(record.read(old))), printable_all(context.redact(record.read(new)))
     )
@@ -498,29 +498,31 @@ def merge_files(args: argparse.Namespace, context: Context) -> int:
         raise UsageError(f"--merge: {exc}") from None
     merged = context.redact(compare.merge(inputs, record.main_argv()))
     kinds = {"host" if "host" in run else "server" if "server" in run else "sdk" for run in merged["runs"]}
-    known = HOST_CHECKS if kinds == {"host"} else CHECKS if kinds == {"server"} else CASES
-    gate = Gate(selected_cases(args.only, known), context.expected)
+    kind = runner.KINDS[kinds.pop()] if len(kinds) == 1 else runner.SDK
+    gate = Gate(selected_cases(args.only, kind), context.expected)
     record.write_atomic(out, merged)
     written = f"merged {len(inputs)} files ({len(merged['runs'])} runs) into {out}"
-    return finish(merged["runs"], gate, args, written, (context.console, context.errors))
+    return finish(merged["runs"], gate, args, written, (context.console(), context.errors))
 
 
 @dataclass(frozen=True)
 class Command:
-    """How _run treats a subcommand: the function that runs it, whether it spawns (Linux only), whether
-    it records (writes results, honours --expect)."""
+    """A subcommand: the options its parser takes, the function that runs it, whether it spawns (Linux only),
+    and, if it records (writes results, honours --expect), the files it writes by option (checked first)."""
 
+    options: commands.AddOptions
     run: Callable[[argparse.Namespace, Context], int]
     spawns: bool
-    records: bool
+    writes: Callable[[argparse.Namespace], dict[str, Path | None]] | None = None
 
 
 COMMANDS = {
-    "run": Command(run_sdks, spawns=True, records=True),
-    "server": Command(run_servers, spawns=True, records=True),
-    "host": Command(run_hosts, spawns=True, records=True),
-    "compare": Command(compare_files, spawns=False, records=False),
-    "merge": Command(merge_files, spawns=False, records=True),
-    "matrix": Command(print_matrix, spawns=True, records=False),
-    "list": Command(list_probes, spawns=False, records=False),
+    "run": Command(commands.run_options, run_sdks, spawns=True, writes=probe_writes),
+    "server": Command(commands.subject_options("server", bisect=True), run_servers, spawns=True, writes=probe_writes),
+    "host": Command(commands.subject_options("host", bisect=False), run_hosts, spawns=True, writes=probe_writes),
+    "compare": Command(commands.compare_options, compare_files, spawns=False),
+    "merge": Command(commands.merge_options, merge_files, spawns=False, writes=report_writes),
+    "matrix": Command(commands.matrix_options, print_matrix, spawns=True),
+    "list": Command(commands.list_options, list_probes, spawns=False),
 }
+GRAMMAR = commands.Grammar({name: command.options for name, command in COMMANDS.items()})

@@ -1,4 +1,4 @@
-"""The command line's grammar: the subcommands, the options of each, and the older flag forms.
+"""The command line's grammar: the options each command takes, how argv names its command, the older flag forms.
 
     probe-stdio-lifecycle [run] | server | host | compare | merge | matrix | list   [options]
 
@@ -8,19 +8,19 @@ the default when the first word names no command, so every form written before t
 (--server, --host, --compare, --merge, --list-matrix, --list): ALIASES maps each onto its command,
 and the flag's word is dropped so its values become the command's own arguments
 (`--compare OLD NEW` is `compare OLD NEW`). An option given to a command that does not take it is
-one line naming the commands that do. Nothing here runs anything: cli dispatches on args.command.
+one line naming the commands that do. Nothing here runs anything: cli's one table of commands (COMMANDS)
+names each command's options (the builders below) beside what runs it, and a Grammar made from it parses.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from stdio_probe import env_args, envs, server_args, usage
 
 WINDOW_CAP = 3600.0  # seconds: every wait derives from the window, so it is finite and capped
-COMMANDS = ("run", "server", "host", "compare", "merge", "matrix", "list")
 # the older flag forms, in the order they are looked for: --list-matrix beside --host is a matrix of hosts
 ALIASES = {
     "--list-matrix": "matrix",
@@ -31,10 +31,10 @@ ALIASES = {
     "--server": "server",
 }
 SWITCHES = ("matrix", "list")  # commands whose older flag is a switch: it takes no value
-# what code serving several commands reads, for the commands that have no such option
-COMMON = {"bisect": False, "out": None, "expect": None, "verbose": False, "svg": None, "junit": None}
-COMMON |= {"write_expect": None, "version": False, "bisect_na": "skip"}
 BISECT_NA = ("skip", "good", "bad")  # how --bisect counts a commit where the case does not apply
+
+
+AddOptions = Callable[[argparse.ArgumentParser], None]  # adds a command's options to its parser
 
 
 class UsageError(Exception):
@@ -51,56 +51,70 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    """argv -> the Namespace of its command (args.command), every COMMON field set; UsageError on bad input."""
-    command, rest, named = split_command(argv)
-    parser = build(command)
-    args, extra = parser.parse_known_args(rest)
-    if extra:
-        raise UsageError(_misplaced(extra, command, named, argv))
-    for name, value in COMMON.items():
-        if not hasattr(args, name):
-            setattr(args, name, value)
-    if args.bisect_na != "skip" and not args.bisect:
-        raise UsageError("--bisect-na goes with --bisect")
-    args.command = command
-    return args
+class Grammar:
+    """The parser of every command, from the options each takes (command name -> its AddOptions, in the order the
+    commands are listed): one table, so the commands parsed are the commands run."""
 
+    def __init__(self, options: Mapping[str, AddOptions]) -> None:
+        self.options = options
 
-def split_command(argv: list[str]) -> tuple[str, list[str], str]:
-    """(the command, its arguments, how the user named it): the first word, an older flag form, or run."""
-    if argv and argv[0] in COMMANDS:
-        return argv[0], argv[1:], argv[0]
-    for flag, command in ALIASES.items():
-        for at, word in enumerate(argv):
-            if word == flag:
-                return command, argv[:at] + argv[at + 1 :], flag
-            if word.startswith(f"{flag}=") and command not in SWITCHES:
-                return command, [*argv[:at], word.partition("=")[2], *argv[at + 1 :]], flag
-    return "run", argv, "run"
+    def parse(self, argv: list[str]) -> argparse.Namespace:
+        """argv -> the Namespace of its command (args.command) and of its own options only; UsageError on bad
+        input."""
+        command, rest, named = self.split(argv)
+        args, extra = self.build(command).parse_known_args(rest)
+        if extra:
+            raise UsageError(self._misplaced(extra, command, named, argv))
+        return args
 
+    def split(self, argv: list[str]) -> tuple[str, list[str], str]:
+        """(the command, its arguments, how the user named it): the first word, an older flag form, or run."""
+        if argv and argv[0] in self.options:
+            return argv[0], argv[1:], argv[0]
+        for flag, command in ALIASES.items():
+            for at, word in enumerate(argv):
+                if word == flag:
+                    return command, argv[:at] + argv[at + 1 :], flag
+                if word.startswith(f"{flag}=") and command not in SWITCHES:
+                    return command, [*argv[:at], word.partition("=")[2], *argv[at + 1 :]], flag
+        return "run", argv, "run"
 
-def build(command: str) -> argparse.ArgumentParser:
-    """The parser of one command, with its --help."""
-    if command == "run":
-        parser = _Parser(
-            prog=usage.PROG,
-            usage=usage.USAGE,
-            description=usage.DESCRIPTION,
-            epilog=usage.epilog(),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    else:
-        text = usage.command_help(command)
-        parser = _Parser(
-            prog=f"{usage.PROG} {command}",
-            usage=text.usage,
-            description=text.description,
-            epilog=text.epilog,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-    OPTIONS[command](parser)
-    return parser
+    def build(self, command: str) -> argparse.ArgumentParser:
+        """The parser of one command, with its --help; args.command says which command parsed."""
+        if command == "run":
+            parser = _Parser(
+                prog=usage.PROG,
+                usage=usage.USAGE,
+                description=usage.DESCRIPTION,
+                epilog=usage.epilog(),
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+            )
+        else:
+            text = usage.command_help(command)
+            parser = _Parser(
+                prog=f"{usage.PROG} {command}",
+                usage=text.usage,
+                description=text.description,
+                epilog=text.epilog,
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+            )
+        self.options[command](parser)
+        parser.set_defaults(command=command)
+        return parser
+
+    def _misplaced(self, extra: list[str], command: str, named: str, argv: list[str]) -> str:
+        """The one line for words the command does not take: which commands take the option, or an unknown
+        command."""
+        word = extra[0]
+        if not word.startswith("-"):
+            if argv and word == argv[0]:
+                return f"unknown command {word!r} (commands: {', '.join(self.options)})"
+            return f"unrecognized arguments: {' '.join(extra)}"
+        flag = word.partition("=")[0]
+        owners = [other for other in self.options if flag in self.build(other)._option_string_actions]  # argparse's
+        if not owners:
+            return f"unrecognized arguments: {' '.join(extra)}"
+        return f"{flag} does not go with {named}: it goes with {', '.join(owners)}"
 
 
 def _seconds(text: str) -> float:
@@ -190,15 +204,22 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--write-expect", type=Path, metavar="FILE", help="write the verdicts as an --expect file")
 
 
-def _run(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--version", action="store_true", help="the probe's version and the mcp it pins, then exit")
+def run_options(parser: argparse.ArgumentParser) -> None:
+    """run's: --version, a run's options, the SDKs, the gate and the outputs."""
+    # not in the Namespace unless given ("version" in args): no other command has it, nor reads it
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="the probe's version and the mcp it pins, then exit",
+    )
     _run_options(parser, "case")
     _sdk_options(parser)
     _gate_options(parser, bisect=True)
     _output_options(parser)
 
 
-def _subjects(command: str, bisect: bool) -> Callable[[argparse.ArgumentParser], None]:
+def subject_options(command: str, bisect: bool) -> AddOptions:
     """The options of server or host (command): the subjects' commands, their environment, a run's options."""
 
     def options(parser: argparse.ArgumentParser) -> None:
@@ -211,49 +232,24 @@ def _subjects(command: str, bisect: bool) -> Callable[[argparse.ArgumentParser],
     return options
 
 
-def _compare(parser: argparse.ArgumentParser) -> None:
+def compare_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("compare", nargs=2, type=Path, metavar="FILE", help="the older and the newer results file")
     parser.add_argument("--markdown", action="store_true", help="print the changes as markdown")
 
 
-def _merge(parser: argparse.ArgumentParser) -> None:
+def merge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("merge", nargs="+", type=Path, metavar="FILE", help="OUT, then the results files to merge")
     parser.add_argument("--only", metavar="IDS", help="the ids in scope of --expect (default: all)")
     _gate_options(parser, bisect=False)
     _output_options(parser)
 
 
-def _matrix(parser: argparse.ArgumentParser) -> None:
+def matrix_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", metavar="IDS", help="comma-separated case (or host check) ids (default: all)")
     _sdk_options(parser)
     server_args.add_arguments(parser, "matrix")
     env_args.add_arguments(parser)
 
 
-def _list(parser: argparse.ArgumentParser) -> None:
+def list_options(parser: argparse.ArgumentParser) -> None:
     """list takes no option."""
-
-
-OPTIONS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
-    "run": _run,
-    "server": _subjects("server", bisect=True),
-    "host": _subjects("host", bisect=False),
-    "compare": _compare,
-    "merge": _merge,
-    "matrix": _matrix,
-    "list": _list,
-}
-
-
-def _misplaced(extra: list[str], command: str, named: str, argv: list[str]) -> str:
-    """The one line for words the command does not take: which commands take the option, or an unknown command."""
-    word = extra[0]
-    if not word.startswith("-"):
-        if argv and word == argv[0]:
-            return f"unknown command {word!r} (commands: {', '.join(COMMANDS)})"
-        return f"unrecognized arguments: {' '.join(extra)}"
-    flag = word.partition("=")[0]
-    owners = [other for other in COMMANDS if flag in build(other)._option_string_actions]  # argparse's own table
-    if not owners:
-        return f"unrecognized arguments: {' '.join(extra)}"
-    return f"{flag} does not go with {named}: it goes with {', '.join(owners)}"

@@ -200,7 +200,7 @@ class Sdks:
                 arms = {arm: records[Job(i, case_id, arm)] for arm in case.arms}
                 verdict = decide(case, arms)
                 held = mitigation(case, arms)
-                runs.append(make_run(case_id, SDK.key, {"spec": sdk.spec, **sdk.facts}, verdict, held, arms))
+                runs.append(make_run(case_id, self.kind.key, {"spec": sdk.spec, **sdk.facts}, verdict, held, arms))
         return runs
 
 
@@ -269,8 +269,8 @@ class Servers:
             era = _with_version(self.eras[i], [record for job, record in records.items() if job.subject == i])
             for check_id in self.probe_ids:
                 arms = {arm: records[Job(i, check_id, arm)] for arm in CHECKS[check_id].arms}
-                verdict = decide_check(CHECKS[check_id], arms)
-                runs.append(make_run(check_id, SERVER.key, _server_described(server, era), verdict, NO_CONTRACT, arms))
+                described, verdict = _server_described(server, era), decide_check(CHECKS[check_id], arms)
+                runs.append(make_run(check_id, self.kind.key, described, verdict, NO_CONTRACT, arms))
         return runs
 
 
@@ -349,7 +349,7 @@ class Hosts:
             for check_id in self.probe_ids:
                 check = HOST_CHECKS[check_id]
                 arms = {arm: control if arm == SHARED_CONTROL else records[Job(i, check_id, arm)] for arm in check.arms}
-                runs.append(make_run(check_id, HOST.key, described, decide(check, arms), NO_HOST_ARM, arms))
+                runs.append(make_run(check_id, self.kind.key, described, decide(check, arms), NO_HOST_ARM, arms))
         return runs
 
 
