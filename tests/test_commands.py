@@ -9,10 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from stdio_probe import cli, commands, record, report
-from stdio_probe.cases import CASES
-from stdio_probe.checks import CHECKS
-from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe import cli, commands, record, report, runner
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 80
@@ -26,14 +23,19 @@ def help_of(capsys, argv: list[str]) -> str:
     return capsys.readouterr().out
 
 
+# the probes each command's --help lists: run's lists them all, server's and host's their own checks, no other any
+LISTED = {"run": set(runner.KINDS), "server": {"server"}, "host": {"host"}}
+
+
 @pytest.mark.parametrize("command", cli.COMMANDS)
 def test_every_command_has_its_own_help_with_examples_within_80_columns(capsys, command):
     text = help_of(capsys, [command, "--help"])
     assert not [line for line in text.splitlines() if len(line) > WIDTH], text
     assert "examples:" in text and "exit codes" in text
     assert text.startswith(f"usage: {commands.usage.PROG} {'' if command == 'run' else command}".rstrip())
-    probes = {"run": CASES, "server": CHECKS, "host": HOST_CHECKS}.get(command, {})
-    assert all(probe.title in text for probe in probes.values())
+    probes = [(kind.key, probe) for kind in runner.KINDS.values() for probe in kind.probes.values()]
+    listed = {probe.id for _, probe in probes if f"{probe.id} " in text and probe.title in text}
+    assert listed == {probe.id for key, probe in probes if key in LISTED.get(command, set())}
 
 
 def test_the_bare_help_is_runs_and_names_every_command(capsys):
