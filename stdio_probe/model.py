@@ -151,7 +151,9 @@ class Probe:
     hosts.HOST_CHECKS) map its id to it. arms are run in this order; slow_arms (long fixed waits)
     are queued before all others. pairs names a second bug/control pair judged by the same rule
     (decide.decide), never changing the verdict. needs maps an arm to the rule that says, from its
-    record, what the subject lacks for the probe (the arm then becomes not_applicable). run_arm
+    record, what the subject lacks for the probe (the arm then becomes not_applicable). trials: how many
+    times at most each arm's trigger is tried (runner.run_trials), for a check whose defect can hide in one
+    run: again until a trial shows it (checks.session.RATE_TRIALS, and opened's "k of N"). run_arm
     spawns and returns the arm's record; assess is pure: it reads a record that carries neither
     error nor not_applicable (every caller filters those) and says what it shows.
     """
@@ -164,6 +166,7 @@ class Probe:
     slow_arms: tuple[str, ...] = ()
     pairs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     needs: Mapping[str, Callable[[ArmRecord], str | None]] = field(default_factory=dict)
+    trials: int = 1
 
     def run(self, arm: str, subject: Any, options: Options) -> ArmRecord:
         """run_arm, then the arm's needs rule: a record showing the subject lacks what the probe needs

@@ -44,6 +44,9 @@ SCHEMA_VERSION history:
      host.servers: how the host used servers with the well-behaved one (one server, a server per operation,
      several at once) and H4's killed_t (a stuck host killed by the probe, its survivors then read)
      (optional, added within 10).
+     A server check whose defect can hide in one run (S7, S8, S9) tries its trigger up to 21 times, until a
+     trial shows it: its arms carry trials {run, shown} (trials run, of them showing the defect: "k of N"), the
+     rest of the arm being the last trial's record (optional, added within 10).
 """
 
 from __future__ import annotations
@@ -66,11 +69,19 @@ SCHEMA_VERSION = 10
 SCHEMA_PATH = package_file("results.schema.json")
 
 
+class Trials(TypedDict):
+    """A repeated arm's rate (runner.run_trials): trials run, and how many of them showed the defect."""
+
+    run: int
+    shown: int
+
+
 class ArmRecord(TypedDict, total=False):
     """The facts any arm may carry (results.schema.json, an arm); each probe's run_arm adds its own beside them.
 
     error and not_applicable say the arm gave no evidence (decide filters them before any assess);
-    the runner adds started_at and duration_s; spawn.Child.record gives the exit facts.
+    the runner adds started_at and duration_s (and a repeated arm's trials); spawn.Child.record gives the exit
+    facts.
     """
 
     error: str
@@ -85,6 +96,7 @@ class ArmRecord(TypedDict, total=False):
     launch: str
     fork_server_unavailable: str
     stderr: str
+    trials: Trials
 
 
 class Mitigation(TypedDict, total=False):

@@ -107,8 +107,7 @@ def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm:
     on_arm(label, probe.id, arm, "running", "")
     started = time.time()
     try:
-        with spawn.arm_scope():
-            record = run()
+        record = run_trials(probe, run)
     except Exception as exc:
         record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
     record["started_at"] = started
@@ -120,6 +119,32 @@ def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm:
         record["traceback"] = traceback.format_exc(limit=5)
     on_arm(label, probe.id, arm, "done", note)
     return record
+
+
+def run_trials(probe: Probe, run: Callable[[], dict]) -> ArmRecord:
+    """run() once; for a probe whose defect can hide in one run (probe.trials > 1) again, until a trial shows the
+    defect, or gives no evidence (an error, not_applicable, a finding of None: no trial after it could make the
+    rate stand), or probe.trials have run. The record kept is the last trial's (the one that showed the defect,
+    or the last of those that did not), with trials {run, shown}: session.opened says "k of N" from it. Each
+    trial's processes are reaped by the trial itself, and their fds closed before the next starts (arm_scope)."""
+    with spawn.arm_scope():
+        record = run()
+    if probe.trials == 1:
+        return record
+    tried = 1
+    while (shown := _shown(probe, record)) is False and tried < probe.trials:
+        with spawn.arm_scope():
+            record = run()
+        tried += 1
+    record["trials"] = {"run": tried, "shown": int(shown is True)}
+    return record
+
+
+def _shown(probe: Probe, record: ArmRecord) -> bool | None:
+    """What a trial's record shows: None where it has no evidence (assess is never asked about such a record)."""
+    if record.get("error") or record.get("not_applicable"):
+        return None
+    return probe.assess(record).shown
 
 
 def run_jobs(run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int) -> dict[Job, ArmRecord]:

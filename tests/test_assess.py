@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import record
+from stdio_probe import record, runner
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.decide import decide, decide_check, mitigation
@@ -202,6 +202,45 @@ def test_probe_run_applies_the_arms_needs_rule_only_where_nothing_said_so_alread
     assert "not_applicable" not in _stub({"shown": False}, needs=needs).run("control", None, Options())
     kept = _stub({"shown": True, "not_applicable": "fixture"}, needs=needs).run("control", None, Options())
     assert kept["not_applicable"] == "fixture"
+
+
+def _trials_of(*records: dict, trials: int = 3) -> tuple[dict, list[dict]]:
+    """runner.run_trials over a stub probe whose trials give records in turn: the arm's record, and those run."""
+    given, ran = iter(records), []
+
+    def run() -> dict:
+        ran.append(next(given))
+        return dict(ran[-1])
+
+    stub = dataclasses.replace(_stub({}), trials=trials)
+    return runner.run_trials(stub, run), ran
+
+
+def test_a_repeated_arm_stops_at_the_first_trial_that_shows_the_defect_or_has_no_evidence():
+    record, ran = _trials_of({"shown": False}, {"shown": True, "n": 2}, {"shown": False})
+    assert record == {"shown": True, "n": 2, "trials": {"run": 2, "shown": 1}} and len(ran) == 2
+    record, ran = _trials_of({"shown": False}, {"shown": False}, {"shown": False}, {"shown": True})
+    assert record["trials"] == {"run": 3, "shown": 0} and len(ran) == 3
+    for silent in ({"shown": None}, {"error": "boom"}, {"not_applicable": "no API"}):
+        record, ran = _trials_of({"shown": False}, silent, {"shown": True})
+        assert record == {**silent, "trials": {"run": 2, "shown": 0}} and len(ran) == 2
+    record, ran = _trials_of({"shown": False}, {"shown": True}, trials=1)
+    assert record == {"shown": False} and len(ran) == 1
+
+
+def test_a_repeated_arm_says_k_of_n_trials_in_its_note_and_headline():
+    """The stored repeated arms (S7, S8, S9 on the fixture: tests/data/records/servers-rate.json) say how many
+    trials ran and how many showed the defect; a drop once in 17 trials is the defect."""
+    runs = [run for run in current_runs() if "trials" in run["arms"].get("bug", {})]
+    assert {run["case"] for run in runs} == {"S7", "S8", "S9"}
+    for run in runs:
+        trials, finding = run["arms"]["bug"]["trials"], PROBES[run["case"]].assess(run["arms"]["bug"])
+        assert finding.shown is bool(trials["shown"]) and run["headline"].startswith(f"{trials['shown']} of ")
+        assert f"shown in {trials['shown']} of {trials['run']} trials; " in finding.note
+    racy = next(run for run in runs if run["server"]["label"] == "drop-at-eof-sometimes" and run["case"] == "S7")
+    assert racy["verdict"] == "reproduced" and racy["arms"]["bug"]["trials"]["run"] > 1
+    stripped = {key: value for key, value in racy["arms"]["bug"].items() if key != "trials"}
+    assert PROBES["S7"].assess(stripped).note == racy["reason"].split("; that trial: ", 1)[1]
 
 
 def test_probe_note_never_asks_assess_about_an_arm_without_evidence():

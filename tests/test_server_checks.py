@@ -97,6 +97,30 @@ def test_each_defect_shape_shows_in_its_check_alone(shape):
     assert_nothing_left(runs)
 
 
+RACE_RUNS = 5  # full runs of S7 on the fixture that drops answers at EOF in one run of three
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_a_drop_at_eof_in_one_run_of_three_is_reproduced_in_every_run_with_its_rate(method):
+    """The fixture decides at random, at its start, whether it drops its queued answers at EOF: S7 tries a fresh
+    server until one does, so every run reads reproduced, and says after how many trials ("1 of N")."""
+    for _ in range(RACE_RUNS):
+        run = run_checks(("--drop-at-eof-sometimes",), method, ["S7"])["S7"]
+        trials = run["arms"]["bug"]["trials"]
+        assert run["verdict"] == BUG, run["reason"]
+        assert trials["shown"] == 1 and 1 <= trials["run"] <= session.RATE_TRIALS, trials
+        assert run["headline"].startswith(f"1 of {trials['run']} trials: ") and run["arms"]["bug"]["answered"] < 21
+        assert f"shown in 1 of {trials['run']} trials; that trial: " in run["reason"]
+        assert_nothing_left({"S7": run})
+
+
+def test_a_race_not_shown_is_tried_every_time_the_rate_asks():
+    """A server that answers every request before its stdout ends: S7 tries all RATE_TRIALS, the rate says 0 of them."""
+    run = run_checks((), checks=["S7"])["S7"]
+    assert run["verdict"] == OK and run["arms"]["bug"]["trials"] == {"run": session.RATE_TRIALS, "shown": 0}
+    assert run["headline"] == f"0 of {session.RATE_TRIALS} trials: all 21 answered"
+
+
 def test_a_descendant_that_outlives_the_server_is_listed_and_reaped():
     runs = run_checks(("--leave-child", "--child-new-session"), checks=["S5"])
     for arm in runs["S5"]["arms"].values():

@@ -12,6 +12,10 @@ which is no spin.
 The probe's reader must have stopped before the read end is closed: a thread of the probe still in
 read() keeps the pipe's read end open in the kernel, the server's write succeeds, and the trigger
 never happens; an arm whose reader did not stop records that and no verdict.
+
+A server that never exits on EOF may still die of SIGPIPE writing the answer before it reads that EOF (mcp-cron,
+go-sdk: both ways in three runs): the trigger is tried again, on a fresh server each time, until a trial shows
+the defect (session.RATE_TRIALS at most: Probe.trials).
 """
 
 from __future__ import annotations
@@ -79,4 +83,4 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"ended ({how}) {observed:.2f} s after the reader left, {share}", f"{how} {observed:.2f} s")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS)
