@@ -2,8 +2,10 @@
 that the table claims come out again, and the proofs say what method.md says of each runtime.
 
 Each server runs every check afresh (tests/server_table.py's servers, cached by tests/third_party.py);
-a verdict the table does not claim (inconclusive) is not asserted, nor the few whose trigger races
-the server by design (RACES, each with why). Needs node and npm for the npm servers (skipped without).
+a verdict the table does not claim (inconclusive) is not asserted. A check whose trigger races the server
+(S7's answers and EOF, S8's answer and EOF, S9's SIGINT and the stdin reader) measures a rate: its trials
+(method.md, "A race is measured as a rate") give one verdict, asserted as every other. Needs node and npm
+for the npm servers (skipped without).
 """
 
 from __future__ import annotations
@@ -24,33 +26,6 @@ from tests.proof_readings import proof_readings
 pytestmark = [pytest.mark.network, pytest.mark.node]
 TABLE = Path(__file__).parent.parent / "results" / "servers.json"
 WINDOW = 10.0  # the table's window
-PYTHON_SDK_SERVERS = (
-    "python-sdk lowlevel",
-    "python-sdk MCPServer",
-    "fastmcp minimal",
-    "mcp-server-fetch",
-    "mcp-server-sqlite",
-    "mcp-server-git",
-    "mcp-server-time",
-)
-RACES = {
-    # mcp-cron does not exit on EOF (S1); whether it writes ping's answer into the closed pipe (and dies of
-    # SIGPIPE) before it reads the EOF that follows is a race: S8 came out both ways in three runs
-    ("mcp-cron", "S8"): "ping's answer and EOF race",
-    # S7 on mcp-cron came out reproduced in the table's run and not reproduced in a full test run under load
-    # (load average 10-20): whether all 21 answers leave before stdout ends depends on its goroutines' order
-    ("mcp-cron", "S7"): "21 answers and EOF race",
-    # the same race on every server on the Python SDK: 11-12 of 21 answered in the table's run, all 21 once
-    # each in CI runs for MCPServer, mcp-server-time (load 11-21) and mcp-server-fetch (idle machine): the
-    # SDK drops what is in flight at EOF, and how much is still in flight is the scheduler's
-    **{(label, "S7"): "21 answers and EOF race" for label in PYTHON_SDK_SERVERS},
-    # S9's bound is 5 s; these Python servers end on SIGINT in about 4 s on a loaded machine (an asyncio
-    # KeyboardInterrupt unwinding): near the bound
-    ("python-sdk lowlevel", "S9"): "ends 4 s after SIGINT under load, bound 5 s",
-    ("mcp-server-sqlite", "S9"): "ends 4.5 s after SIGINT under load, bound 5 s",
-}
-
-
 # both methods of one check on an idle machine; the others about 25 s (S13: two arms that each wait out the window,
 # mcp-cron not exiting after EOF)
 CRON_SECONDS = {"S2": 55, "S6a": 35, "S12": 60, "S13": 45}
@@ -60,22 +35,21 @@ CRON_SECONDS = {"S2": 55, "S6a": 35, "S12": 60, "S13": 45}
 def test_fast_and_window_methods_agree_on_mcp_cron(servers, check):
     """mcp-cron keeps a lock file beside its database, so only the copy holding it stays alive after EOF: its
     arms take turns (a server's default), none overlapping another, and the fast method's verdict is the window
-    method's and the table's on every check but the named races (RACES). One check per test: each xdist worker
-    has a folder of its own (servers), so checks on different workers share no lock."""
+    method's and the table's on every check (S7's and S8's races by their trials). One check per test: each xdist
+    worker has a folder of its own (servers), so checks on different workers share no lock."""
     runs = {method: run_all(servers["mcp-cron"], [check], method)[check] for method in ("fast", "window")}
     assert_proofs("mcp-cron", {check: runs["fast"]})
     fast, window = runs["fast"], runs["window"]
-    if ("mcp-cron", check) not in RACES:
-        assert fast["verdict"] == window["verdict"], (proof_readings(fast), window["reason"])
-        assert fast["verdict"] == claims()["mcp-cron"].get(check, fast["verdict"]), fast["reason"]
+    assert fast["verdict"] == window["verdict"], (proof_readings(fast), window["reason"])
+    assert fast["verdict"] == claims()["mcp-cron"].get(check, fast["verdict"]), fast["reason"]
 
 
 def claims() -> dict[str, dict[str, str]]:
-    """{server label: {check: verdict}} that the table claims (not inconclusive, not a race)."""
+    """{server label: {check: verdict}} that the table claims (not inconclusive)."""
     found: dict[str, dict[str, str]] = {}
     for run in json.loads(TABLE.read_text())["runs"]:
         label, check = run["server"]["label"], run["case"]
-        if run["verdict"] != "inconclusive" and (label, check) not in RACES:
+        if run["verdict"] != "inconclusive":
             found.setdefault(label, {})[check] = run["verdict"]
     return found
 
