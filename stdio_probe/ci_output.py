@@ -5,8 +5,8 @@ JUnit has one testcase per subject (an SDK, a server or a host) and case. What f
                   that could not decide (error, inconclusive) and was not expected so is an error;
   without         the defect is the failure: reproduced fails, error and inconclusive are errors,
                   not_applicable is skipped, not_reproduced passes.
-A host contract that did not hold or could not be evaluated (decide.contract_status) is a failed
-testcase of its own, "<case> host contract", with or without --expect.
+A host contract that did not hold or could not be evaluated is a failed testcase of its own,
+"<case> host contract", with or without --expect. outcome.py's tables say which is which.
 """
 
 from __future__ import annotations
@@ -18,14 +18,9 @@ from typing import TextIO
 
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
-from stdio_probe.decide import contract_status
 from stdio_probe.expect import Problem
+from stdio_probe.outcome import CONTRACT, MEANING, UNMET, Unmet
 from stdio_probe.record import subject, subject_title, write_text_atomic
-from stdio_probe.report import WORDS, headline
-
-EMOJI = {"reproduced": "🔴", "not_reproduced": "🟢", "inconclusive": "🟡", "error": "🟣", "not_applicable": "⚪"}
-HELD = {"held": "held", "not_held": "**not held**", "not_evaluated": "**not evaluated**", "not_applicable": "n/a"}
-TITLES = {"mismatch": "verdict mismatch", "undecided": "probe could not decide", "stale": "stale expectation"}
 
 
 def junit(runs: list[dict], problems: list[Problem] | None) -> str:
@@ -43,12 +38,12 @@ def junit(runs: list[dict], problems: list[Problem] | None) -> str:
         _outcome(case, run, by_run.get(id(run)), problems is not None)
         ET.SubElement(case, "system-out").text = _details(run)
         _contract_failure(suites[name], run)
-    stale = [p for p in problems or () if p.kind == "stale"]
+    stale = [p for p in problems or () if p.kind is Unmet.STALE]
     if stale:
         suite = ET.SubElement(root, "testsuite", name="expectations")
         for problem in stale:
             case = ET.SubElement(suite, "testcase", classname="expectations", name=problem.line.split(":")[0])
-            ET.SubElement(case, "failure", message=problem.line, type="stale")
+            ET.SubElement(case, UNMET[problem.kind].junit, message=problem.line, type=problem.kind)
     for suite in root:
         _count(suite, suite)
     _count(root, root.iter("testcase"))
@@ -66,34 +61,34 @@ def _time(run: dict) -> str:
 
 
 def _outcome(case: ET.Element, run: dict, problem: Problem | None, expecting: bool) -> None:
+    """The testcase's element: with --expect, its problem's (if any); without, its verdict's (outcome.MEANING)."""
     verdict, reason = run["verdict"], run["reason"]
     if expecting:
         if problem is not None:
-            tag = "error" if problem.kind == "undecided" else "failure"
-            ET.SubElement(case, tag, message=problem.line, type=problem.kind).text = reason
-    elif verdict == "reproduced":
-        ET.SubElement(case, "failure", message=f"reproduced: {headline(run)}", type="reproduced").text = reason
-    elif verdict in ("error", "inconclusive"):
-        ET.SubElement(case, "error", message=f"{verdict}: {headline(run)}", type=verdict).text = reason
-    elif verdict == "not_applicable":
-        ET.SubElement(case, "skipped", message=reason)
+            ET.SubElement(case, UNMET[problem.kind].junit, message=problem.line, type=problem.kind).text = reason
+        return
+    tag = MEANING[verdict].junit
+    if tag == "skipped":
+        ET.SubElement(case, tag, message=reason)
+    elif tag is not None:
+        ET.SubElement(case, tag, message=f"{verdict}: {run['headline']}", type=verdict).text = reason
 
 
 def _contract_failure(suite: ET.Element, run: dict) -> None:
     """A host contract that did not hold, or could not be evaluated where the case applies: a failed
     testcase of its own beside the verdict's, so neither hides the other."""
-    status = contract_status(run)
-    if status not in ("not_held", "not_evaluated"):
+    status = run["mitigation"]["status"]
+    if not CONTRACT[status].fails:
         return
     name = f"{run['case']} host contract"
     case = ET.SubElement(suite, "testcase", classname=subject_title(run), name=name, time=_time(run))
-    message = f"host contract {status.replace('_', ' ')}: {run['mitigation']['note']}"
+    message = f"host contract {CONTRACT[status].words}: {run['mitigation']['note']}"
     ET.SubElement(case, "failure", message=message, type=f"host_contract_{status}").text = run["mitigation"]["note"]
 
 
 def _details(run: dict) -> str:
     held = run["mitigation"]
-    status = HELD[contract_status(run)]
+    status = CONTRACT[held["status"]].markdown
     return f"verdict: {run['verdict']}\nreason: {run['reason']}\nhost contract: {status}: {held['note']}"
 
 
@@ -124,7 +119,7 @@ def step_summary(runs: list[dict], problems: list[Problem] | None) -> str:
     if len(subjects) == 1:
         heading = f"## stdio lifecycle probe: {next(iter(subjects.values()))}\n\n"
         rows = [
-            [run["case"], f"{EMOJI[run['verdict']]} {run['verdict']}", headline(run), HELD[contract_status(run)]]
+            [run["case"], f"{MEANING[run['verdict']].emoji} {run['verdict']}", run["headline"], _held(run)]
             for run in runs
         ]
         text = heading + markdown_table(["case", "verdict", "decisive evidence", "host contract"], rows)
@@ -132,7 +127,7 @@ def step_summary(runs: list[dict], problems: list[Problem] | None) -> str:
         cases = list(dict.fromkeys(run["case"] for run in runs))
         cells = {(subject(run), run["case"]): run for run in runs}
         rows = [[title, *(_word(cells.get((name, c))) for c in cases)] for name, title in subjects.items()]
-        legend = ", ".join(f"{EMOJI[v]} {w} = {v}" for v, w in WORDS.items())
+        legend = ", ".join(f"{m.emoji} {m.word} = {v}" for v, m in MEANING.items())
         text = "## stdio lifecycle probe: verdicts\n\n" + markdown_table(["subject", *cases], rows) + f"\n{legend}\n"
     if problems is None:
         return text
@@ -144,9 +139,13 @@ def step_summary(runs: list[dict], problems: list[Problem] | None) -> str:
 def _word(run: dict | None) -> str:
     if run is None:
         return ""
-    status = contract_status(run)
-    held = f" (host contract {status.replace('_', ' ')})" if status in ("not_held", "not_evaluated") else ""
-    return f"{EMOJI[run['verdict']]} {WORDS[run['verdict']]}{held}"
+    shown, meaning = CONTRACT[run["mitigation"]["status"]], MEANING[run["verdict"]]
+    held = f" (host contract {shown.words})" if shown.fails else ""
+    return f"{meaning.emoji} {meaning.word}{held}"
+
+
+def _held(run: dict) -> str:
+    return CONTRACT[run["mitigation"]["status"]].markdown
 
 
 def append_step_summary(path: str, markdown: str, stream: TextIO) -> None:
@@ -159,9 +158,10 @@ def append_step_summary(path: str, markdown: str, stream: TextIO) -> None:
 
 
 def annotation(problem: Problem) -> str:
-    """A GitHub workflow command that shows the problem as an error on the run's page."""
+    """A GitHub workflow command that shows the problem on the run's page, at its level (outcome.UNMET)."""
     message = problem.line.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    return f"::error title={TITLES[problem.kind]}::{message}"
+    consequence = UNMET[problem.kind]
+    return f"::{consequence.annotation} title={consequence.title}::{message}"
 
 
 def publish_github(runs: list[dict], problems: list[Problem] | None, stream: TextIO) -> None:

@@ -40,14 +40,22 @@ from stdio_probe import (
 )
 from stdio_probe.commands import UsageError
 from stdio_probe.model import Options, Sdk, printable, printable_all
+from stdio_probe.outcome import (
+    BISECT_ABORT,
+    BISECT_BAD,
+    BISECT_GOOD,
+    BISECT_SKIP,
+    EXIT_INTERNAL,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_USAGE,
+    MEANING,
+    exit_code,
+)
 from stdio_probe.record import ResultsError, Run
 from stdio_probe.sdk import SdkError
 
-EXIT_OK, EXIT_MISMATCH, EXIT_USAGE, EXIT_UNDECIDED = 0, 1, 2, 3  # a signal's, 130 and 143: start.CODES
-EXIT_INTERNAL = 4  # the probe itself failed (a full disk, a closed stdout, a bug): never 1, which is "mismatch"
 STDOUT = "-"  # --out -: results.json on stdout, the report on stderr
-# --bisect speaks git bisect run: 0 good, 1 bad, 125 skip (cannot tell), above 127 abort the bisection.
-BISECT_GOOD, BISECT_BAD, BISECT_SKIP, BISECT_ABORT = 0, 1, 125, 128
 
 
 class Interrupted(BaseException):
@@ -151,10 +159,8 @@ def bisect_code(runs: list[dict], not_applicable: str = "skip") -> int:
     A skip can never mark a boundary: a case that appears with its API (not_applicable, then
     reproduced) is dated only when the commits without the API count as good.
     """
-    verdict = runs[0]["verdict"]
-    if verdict == "not_applicable":
-        return BISECT_NA[not_applicable]
-    return {"reproduced": BISECT_BAD, "not_reproduced": BISECT_GOOD}.get(verdict, BISECT_SKIP)
+    code = MEANING[runs[0]["verdict"]].bisect
+    return BISECT_NA[not_applicable] if code is None else code
 
 
 def bisect_unavailable(request: sdk.Request, case_ids: list[str], exc: SdkError, out: str, context: Context) -> int:
@@ -178,7 +184,7 @@ def bisect_line(run: dict, code: int) -> str:
     named = [f"mcp {facts['version']}"] if facts.get("version") else []
     named += [f"commit {facts['commit'][:12]}"] if facts.get("commit") else []
     subject = ", ".join(named) or facts["spec"]
-    why = "" if run["verdict"] in ("reproduced", "not_reproduced") else f" ({run['reason']})"
+    why = "" if MEANING[run["verdict"]].defect is not None else f" ({run['reason']})"
     return printable(f"bisect: {run['case']} on {subject}: {run['verdict']}{why}, exit {code}")
 
 
@@ -456,10 +462,7 @@ def finish(
         console.print(f"expectations written to {args.write_expect}", highlight=False, markup=False)
     for problem in problems or ():
         errors.print(f"expectation: {problem.line}", highlight=False, markup=False)
-    kinds = {problem.kind for problem in problems or ()}
-    if kinds & {"mismatch", "stale"}:
-        return EXIT_MISMATCH
-    return EXIT_UNDECIDED if kinds else EXIT_OK
+    return exit_code({problem.kind for problem in problems or ()})
 
 
 def compare_files(args: argparse.Namespace, context: Context) -> int:

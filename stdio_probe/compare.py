@@ -113,7 +113,7 @@ def merge(paths: list[Path], argv: list[str]) -> dict:
     """One results file of every shard's runs, validated against the schema; ResultsError on any conflict."""
     documents = []
     for path in paths:
-        document = record.read(path)
+        document = record.stored(path)
         if document["schema_version"] != record.SCHEMA_VERSION:
             found = document["schema_version"]
             raise ResultsError(f"{path}: schema_version {found}, --merge takes {record.SCHEMA_VERSION}")

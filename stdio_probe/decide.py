@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from stdio_probe.cases import ARMS
 from stdio_probe.model import Probe, shorten
+from stdio_probe.outcome import Contract, Outcome
 from stdio_probe.record import ArmRecord, Mitigation
 
-VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "error", "not_applicable")
 RULE_ARMS = ("bug", "control")
 
 
@@ -27,8 +27,8 @@ def decide(case: Probe, arms: dict[str, ArmRecord]) -> dict:
     undecided.
     """
     for name in ARMS:
-        if arms.get(name, {}).get("not_applicable"):
-            return _verdict("not_applicable", f"{name} arm: {arms[name]['not_applicable']}")
+        if arms.get(name, {}).get(Contract.NOT_APPLICABLE):
+            return _verdict(Outcome.NOT_APPLICABLE, f"{name} arm: {arms[name]['not_applicable']}")
     decided = _rule(case, arms, *RULE_ARMS)
     paired = {arm for pair in case.pairs.values() for arm in pair}
     extras = {name: record for name, record in arms.items() if name not in ARMS and name not in paired}
@@ -42,21 +42,22 @@ def _rule(case: Probe, arms: dict[str, ArmRecord], bug_arm: str, control_arm: st
     """The verdict of one bug/control pair of arms."""
     for name in (bug_arm, control_arm):
         record = arms[name]
-        if record.get("not_applicable"):
-            return _verdict("not_applicable", f"{name} arm: {record['not_applicable']}")
+        if record.get(Contract.NOT_APPLICABLE):
+            return _verdict(Outcome.NOT_APPLICABLE, f"{name} arm: {record['not_applicable']}")
         if record.get("error"):
-            return _verdict("error", f"{name} arm: {record['error']}")
+            return _verdict(Outcome.ERROR, f"{name} arm: {record['error']}")
     bug, control = case.assess(arms[bug_arm]), case.assess(arms[control_arm])
     seen = f"bug: {bug.note}; control: {control.note}"
     if bug.shown is None or control.shown is None:
         silent = bug if bug.shown is None else control
-        return _verdict("inconclusive", f"no evidence ({seen})", f"no evidence: {silent.brief}")
+        return _verdict(Outcome.INCONCLUSIVE, f"no evidence ({seen})", f"no evidence: {silent.brief}")
     if control.shown:
-        return _verdict("inconclusive", f"control arm shows the defect too ({seen})", f"control too: {control.brief}")
-    return _verdict("reproduced" if bug.shown else "not_reproduced", seen, bug.brief)
+        too = f"control arm shows the defect too ({seen})"
+        return _verdict(Outcome.INCONCLUSIVE, too, f"control too: {control.brief}")
+    return _verdict(Outcome.REPRODUCED if bug.shown else Outcome.NOT_REPRODUCED, seen, bug.brief)
 
 
-def _verdict(verdict: str, reason: str, headline: str = "") -> dict:
+def _verdict(verdict: Outcome, reason: str, headline: str = "") -> dict:
     return {"verdict": verdict, "reason": reason, "headline": shorten(headline or reason)}
 
 
@@ -70,36 +71,31 @@ def mitigation(case: Probe, arms: dict[str, ArmRecord]) -> Mitigation:
     """
     record = arms["mitigated"]
     for name in ARMS:
-        if arms.get(name, {}).get("not_applicable"):
-            return _held(None, f"{name} arm: {arms[name]['not_applicable']}", "not_applicable")
+        if arms.get(name, {}).get(Contract.NOT_APPLICABLE):
+            return _held(None, f"{name} arm: {arms[name]['not_applicable']}", Contract.NOT_APPLICABLE)
     if record.get("contract_not_applicable"):  # the SDK lacks what the rule needs; the case itself applies
-        return _held(None, f"mitigated arm: {record['contract_not_applicable']}", "not_applicable")
+        return _held(None, f"mitigated arm: {record['contract_not_applicable']}", Contract.NOT_APPLICABLE)
     if record.get("error"):
-        return _held(None, f"mitigated arm: {record['error']}", "not_evaluated")
+        return _held(None, f"mitigated arm: {record['error']}", Contract.NOT_EVALUATED)
     finding = case.assess(record)
     if finding.shown is None:
-        return _held(None, finding.note, "not_evaluated")
-    return _held(not finding.shown, finding.note, "not_held" if finding.shown else "held")
+        return _held(None, finding.note, Contract.NOT_EVALUATED)
+    return _held(not finding.shown, finding.note, Contract.NOT_HELD if finding.shown else Contract.HELD)
 
 
-def _held(held: bool | None, note: str, status: str) -> Mitigation:
+def _held(held: bool | None, note: str, status: Contract) -> Mitigation:
     return {"held": held, "note": note, "status": status}
 
 
-def contract_status(run: dict) -> str:
-    """A run's mitigation status (held, not_held, not_applicable, not_evaluated); older files lack it:
-    derived from held, and a null held counts as not_evaluated unless the run did not apply."""
-    held = run["mitigation"]
-    if "status" in held:
-        return held["status"]
-    if held["held"] is not None:
-        return "held" if held["held"] else "not_held"
-    no_arm = run["verdict"] == "not_applicable" or "server" in run or "host" in run
-    return "not_applicable" if no_arm else "not_evaluated"
+def unready(reason: str) -> tuple[dict, Mitigation]:
+    """A case on an SDK that could not be made ready: error for that reason, its host contract not evaluated."""
+    return _verdict(Outcome.ERROR, reason), _held(None, reason, Contract.NOT_EVALUATED)
 
 
-NO_CONTRACT = _held(None, "server checks have no host-contract arm", "not_applicable")
-NO_HOST_ARM = _held(None, "host checks judge the host itself: the host contract is what they check", "not_applicable")
+NO_CONTRACT = _held(None, "server checks have no host-contract arm", Contract.NOT_APPLICABLE)
+NO_HOST_ARM = _held(
+    None, "host checks judge the host itself: the host contract is what they check", Contract.NOT_APPLICABLE
+)
 
 
 def decide_check(check: Probe, arms: dict[str, ArmRecord]) -> dict:
@@ -113,16 +109,16 @@ def decide_check(check: Probe, arms: dict[str, ArmRecord]) -> dict:
     order = {name: n for n, name in enumerate(check.arms)}  # the check's own order, however a file stored them
     arms = dict(sorted(arms.items(), key=lambda item: order.get(item[0], len(order))))
     for name, record in arms.items():
-        if record.get("not_applicable"):
-            return _verdict("not_applicable", f"{name}: {record['not_applicable']}")
+        if record.get(Contract.NOT_APPLICABLE):
+            return _verdict(Outcome.NOT_APPLICABLE, f"{name}: {record['not_applicable']}")
         if record.get("error"):
-            return _verdict("error", f"{name}: {record['error']}")
+            return _verdict(Outcome.ERROR, f"{name}: {record['error']}")
     findings = {name: check.assess(record) for name, record in arms.items()}
     seen = "; ".join(f"{name}: {f.note}" for name, f in findings.items()) if len(arms) > 1 else findings["bug"].note
     for name, finding in findings.items():
         if finding.shown:
-            return _verdict("reproduced", seen, (f"{name}: " if len(arms) > 1 else "") + finding.brief)
+            return _verdict(Outcome.REPRODUCED, seen, (f"{name}: " if len(arms) > 1 else "") + finding.brief)
     for finding in findings.values():
         if finding.shown is None:
-            return _verdict("inconclusive", f"no evidence ({seen})", f"no evidence: {finding.brief}")
-    return _verdict("not_reproduced", seen, next(iter(findings.values())).brief)
+            return _verdict(Outcome.INCONCLUSIVE, f"no evidence ({seen})", f"no evidence: {finding.brief}")
+    return _verdict(Outcome.NOT_REPRODUCED, seen, next(iter(findings.values())).brief)

@@ -21,11 +21,9 @@ from pathlib import Path
 
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
-from stdio_probe.decide import VERDICTS
 from stdio_probe.hosts import HOST_CHECKS
+from stdio_probe.outcome import MEANING, Outcome, Unmet
 from stdio_probe.record import read_json, subject
-
-UNDECIDED = ("error", "inconclusive")
 
 
 class ExpectationError(Exception):
@@ -52,17 +50,17 @@ def parse(document: object, where: str) -> dict[tuple[str, str | None], str]:
             raise ExpectationError(f"{where}: {case!r} is not a case, a server check or a host check ({known})")
         per_version = expected if isinstance(expected, dict) else {None: expected}
         for version, verdict in per_version.items():
-            if not isinstance(verdict, str) or verdict not in VERDICTS:
-                raise ExpectationError(f"{where}: {case}: {verdict!r} is not a verdict ({', '.join(VERDICTS)})")
+            if not isinstance(verdict, str) or verdict not in MEANING:
+                raise ExpectationError(f"{where}: {case}: {verdict!r} is not a verdict ({', '.join(Outcome)})")
             entries[(case, version)] = verdict
     return entries
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing the run contradicts: kind "mismatch", "undecided" or "stale"; run is None for a stale entry."""
+    """One thing the run contradicts (outcome.UNMET says what it means); run is None for a stale entry."""
 
-    kind: str
+    kind: Unmet
     line: str
     run: dict | None = None
 
@@ -75,16 +73,16 @@ def problems(expected: dict[tuple[str, str | None], str], runs: list[dict], case
         keys = [key for key in _keys(run) if key in expected]
         checked.update(keys)
         wanted = expected[keys[0]] if keys else None
-        if run["verdict"] == wanted or (wanted is None and run["verdict"] not in UNDECIDED):
+        unmet = MEANING[run["verdict"]].unmet
+        if run["verdict"] == wanted or (wanted is None and unmet is not Unmet.UNDECIDED):
             continue
-        kind = "undecided" if run["verdict"] in UNDECIDED else "mismatch"
         where = f"{run['case']} on {subject(run)}" + (f" (mcp {run['sdk']['version']})" if _version(run) else "")
         wants = f"expected {wanted}" if wanted else "no expectation"
-        found.append(Problem(kind, f"{where}: {wants}, got {run['verdict']} ({run['reason']})", run))
+        found.append(Problem(unmet, f"{where}: {wants}, got {run['verdict']} ({run['reason']})", run))
     for case, key in sorted(expected.keys() - checked, key=lambda key: (key[0], key[1] or "")):
         where = (f"mcp {key}" if _looks_like_version(key) else key) if key else "any SDK"
         line = f"{case} on {where}: expected {expected[(case, key)]}, but nothing in this run checked it"
-        found.append(Problem("stale", line))
+        found.append(Problem(Unmet.STALE, line))
     return found
 
 

@@ -28,7 +28,7 @@ import pytest
 
 from stdio_probe import expect, record
 from stdio_probe.host_contract import Pidfd
-from stdio_probe.report import headline
+from stdio_probe.outcome import MEANING, UNMET
 
 CHILD_TERM_GRACE = 5.0  # after SIGTERM the probe reaps what it started and exits 143 well within this
 UNDECIDED_MARK = "stdio_probe_undecided"
@@ -81,15 +81,15 @@ class ProbeResult:
         entries = expect.parse(dict(expected or {}), "expected")
         problems = expect.problems(entries, runs, ids)
         accepted = {case for case, _ in entries}
-        failures = [p.line for p in problems if p.kind != "undecided"]
-        failures += [r.line for r in self.runs if r.verdict == "reproduced" and r.case not in accepted]
+        failures = [p.line for p in problems if UNMET[p.kind].pytest == "failed"]
+        failures += [r.line for r in self.runs if MEANING[r.verdict].pytest == "failed" and r.case not in accepted]
         if self.leftover_processes:
             failures.append(f"{self.leftover_processes} processes outlived their checks (the probe reaped them)")
         where = f"(results: {self.results_path})"
         if failures:
             subjects = ", ".join(dict.fromkeys(r.subject for r in self.runs))
             raise AssertionError(f"stdio probe on {subjects}: {where}" + "".join(f"\n  {line}" for line in failures))
-        undecided = [p.line for p in problems if p.kind == "undecided"]
+        undecided = [p.line for p in problems if UNMET[p.kind].pytest == "error"]
         if undecided:
             raise ProbeUndecided("stdio probe could not decide " + where + "".join(f"\n  {u}" for u in undecided))
 
@@ -154,10 +154,10 @@ class StdioProbe:
             raise ProbeUndecided(f"the probe could not run (exit {code}): {last[0]}")
         document = record.read(out)
         runs = tuple(
-            CheckRun(run["case"], record.subject(run), run["verdict"], headline(run), run["reason"])
+            CheckRun(run["case"], record.subject(run), run["verdict"], run["headline"], run["reason"])
             for run in document["runs"]
         )
-        return ProbeResult(runs, document["metadata"].get("leftover_processes", 0), out, document)
+        return ProbeResult(runs, document["metadata"]["leftover_processes"], out, document)
 
 
 def _run_probe(argv: list[str]) -> tuple[int, str]:

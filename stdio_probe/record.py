@@ -1,52 +1,7 @@
 """results.json: the metadata of this run, the runs, and an atomic write.
 
-SCHEMA_VERSION history:
-  1  first contract: metadata, runs[] with case, sdk, verdict, reason, arms.
-  2  arms.mitigated (the bug's trigger with stdio_probe.host_contract applied) and
-     runs[].mitigation {"held": bool|null, "note": str}; the verdict still comes
-     from bug and control only.
-  3  runs across SDKs: sdk.source ("pypi", "path", "interpreter") required, sdk.env_tool and
-     sdk.content_hash for SDK environments; an SDK that could not be made ready gives error runs
-     whose sdk has spec and source only and whose arms are {}; an arm may carry not_applicable.
-  4  arms carry launch ("exec", or "fork_server" in the fast method) and, for a fixture exec'd
-     because its SDK's fork server died or stalled, fork_server_unavailable (why).
-  5  runs[].headline: the decisive evidence in a few words (the 80-column summary); a file merged
-     from shards (--merge) has metadata.shards, the metadata of each shard.
-     runs[].pairs (a case's second bug/control pair, e.g. L1 and L2 through the SDK's high-level
-     server API: {name: {verdict, reason}}); arms carry sdk_config (what the arm set explicitly and
-     the SDK's defaults, read from the SDK), fixture, and L1's proof_attempts.
-  6  server checks (--server): runs whose case is S1-S6 carry server {label, command, large_call}
-     in place of sdk (exactly one of the two), arms of the check's own names (S5: eof, sigterm),
-     and arm facts command, stdout {bytes, lines, offending}, reaped_at_end; case ids L or S.
-  7  sdk.exclude_newer and sdk.exclude_newer_basis (the environment's resolution cut-off: a release's
-     upload time or a git tree's commit date), sdk.installed (what the environment was made with),
-     sdk.commit (a git tree's HEAD); an error run without arms may carry sdk.commit; sdk.env_created_s
-     (seconds the environment took to make; optional, added within 7).
-  8  server checks speak both protocol eras: server.era {protocol, version, chosen_by, evidence, probe}
-     (legacy or 2026-07-28, found by server/discover or forced by --protocol); arms carry protocol and
-     opening {method, answer, version}.
-     server.env {names, inherit} (--env, --inherit-env; never the values; optional, added within 8).
-  9  host checks (--host): runs whose case is H1-H10 carry host {label, command, era, env} in place of sdk or
-     server (exactly one of the three); arms: bug, control (run once per host and shared by its checks),
-     H4's wrapper; arm facts scenario, host (its exit facts), host_stdout, host_exited_by_itself,
-     events (the scenario server's timeline), survivors, stuck (decided_by proof or window).
- 10  server checks S1-S11: S6 split into S6a (invalid JSON) and S6b (invalid UTF-8), so a server
-     check's id may end in a letter; S4's stdout.offending may carry why (the MCP schema's or the
-     exchange's objection) and its arm schema {negotiated, judged_by}; metadata.argv keeps each
-     argument's first ARG_CAP characters.
-     sdk.env_reused and sdk.env_created_at (a reused environment keeps its original build's time and
-     seconds), runs[].mitigation.status, arms' contract_not_applicable (optional, added within 10).
-     L11's fast arms may carry first_attempt {tool_s, outcome, why} (run again for the window; optional,
-     added within 10). metadata.signals: how this kernel lets the probe signal only its own processes
-     (optional, added within 10). server.slow_call {tool, arguments} (--slow-call, S13; optional, added
-     within 10).
-     H11 (a host check, added within 10): its bug arm's stuck may carry idle_s (the idle window's count).
-     host.servers: how the host used servers with the well-behaved one (one server, a server per operation,
-     several at once) and H4's killed_t (a stuck host killed by the probe, its survivors then read)
-     (optional, added within 10).
-     A server check whose defect can hide in one run (S7, S8, S9) tries its trigger up to 21 times, until a
-     trial shows it: its arms carry trials {run, shown} (trials run, of them showing the defect: "k of N"), the
-     rest of the arm being the last trial's record (optional, added within 10).
+Every version of the schema, what it added and how an older file is read as the current one:
+record_history.py. read gives every reader the current shape, whatever version the file has.
 """
 
 from __future__ import annotations
@@ -61,11 +16,12 @@ import tempfile
 from pathlib import Path
 from typing import TypedDict
 
-from stdio_probe import __version__, env_args, package_file, sample
+from stdio_probe import __version__, env_args, package_file, record_history, sample
 from stdio_probe.host_contract import pidfd_support
 from stdio_probe.model import Options
+from stdio_probe.outcome import MEANING, Outcome
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = max(record_history.VERSIONS)
 SCHEMA_PATH = package_file("results.schema.json")
 
 
@@ -101,7 +57,7 @@ class ArmRecord(TypedDict, total=False):
 
 class Mitigation(TypedDict, total=False):
     """Whether the host contract held on the mitigated arm (None: not evaluated), why, and its status in one
-    word (decide.mitigation; files before it lack status: decide.contract_status)."""
+    word (decide.mitigation, an outcome.Contract)."""
 
     held: bool | None
     note: str
@@ -179,7 +135,7 @@ def subject_title(run: dict) -> str:
     name = subject(run)
     host = run.get("host", {})
     if host.get("era"):
-        shape = "" if host.get("servers", "one server") == "one server" else f", {host['servers']}"
+        shape = "" if host["servers"] == "one server" else f", {host['servers']}"
         return f"{name} ({host['era']} era{shape})"
     version = run.get("sdk", {}).get("version")
     return f"{name} (mcp {version})" if version and version != name else name
@@ -190,7 +146,13 @@ class ResultsError(Exception):
 
 
 def read(path: Path) -> dict:
-    """A results file of any schema version up to this one, with the fields every reader keys on."""
+    """A results file of any schema version up to this one, in this version's shape (record_history.upgrade)."""
+    return record_history.upgrade(stored(path))
+
+
+def stored(path: Path) -> dict:
+    """A results file as it was written, of any schema version up to this one, with the fields every reader
+    keys on; --merge takes it so (only files of this version, validated against the schema)."""
     try:
         document = read_json(path)
     except (OSError, ValueError) as exc:
@@ -199,8 +161,11 @@ def read(path: Path) -> dict:
     if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
         raise ResultsError(f"{path}: not a results file of schema_version 1 to {SCHEMA_VERSION}")
     runs = document.get("runs")
-    if not isinstance(runs, list) or not all(_keyed(run) for run in runs):
-        raise ResultsError(f"{path}: runs must each have a case, a verdict, and an sdk spec or a server or host label")
+    if not isinstance(runs, list) or not all(_keyed(run, version) for run in runs):
+        raise ResultsError(
+            f"{path}: runs must each have a case, a verdict ({', '.join(Outcome)}), a reason, arms, a mitigation"
+            " (from schema 2 on), and an sdk spec or a server or host label"
+        )
     return document
 
 
@@ -215,10 +180,13 @@ def read_json(path: Path) -> object:
         raise ValueError("JSON nested too deeply") from None
 
 
-def _keyed(run: object) -> bool:
-    if not isinstance(run, dict) or not {"case", "verdict"} <= run.keys():
+def _keyed(run: object, version: int) -> bool:
+    """Whether a run has what every reader, and every step of record_history, keys on."""
+    if not isinstance(run, dict) or not {"case", "verdict", "reason", "arms"} <= run.keys():
         return False
-    if not isinstance(run["case"], str) or not isinstance(run["verdict"], str):
+    if not isinstance(run["case"], str) or run["verdict"] not in MEANING or not isinstance(run["reason"], str):
+        return False
+    if not isinstance(run["arms"], dict) or (version >= 2 and not isinstance(run.get("mitigation"), dict)):
         return False
     holder, key = next(((h, "label") for h in ("server", "host") if h in run), ("sdk", "spec"))
     return isinstance(run.get(holder), dict) and isinstance(run[holder].get(key), str)

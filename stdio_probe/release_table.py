@@ -10,13 +10,15 @@ release at which its verdict changes.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from packaging.version import Version
 
-SHORT = {"reproduced": "R", "not_reproduced": "–", "not_applicable": "n/a"}
+from stdio_probe import record
+from stdio_probe.outcome import Outcome
+
+SHORT = {Outcome.REPRODUCED: "R", Outcome.NOT_REPRODUCED: "–", Outcome.NOT_APPLICABLE: "n/a"}
 LEGEND = "R reproduced · – not reproduced · n/a not applicable (the release lacks what the case probes)"
 
 
@@ -78,9 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("results", type=Path, help="a results file of a sweep (--sdk all)")
     args = parser.parse_args(argv)
     try:
-        document = json.loads(args.results.read_text())
-    except (OSError, ValueError) as exc:
-        print(f"release_table: cannot read {args.results}: {exc}", file=sys.stderr)
+        document = record.read(args.results)
+    except record.ResultsError as exc:
+        print(f"release_table: cannot read {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(markdown(document))
     return 0

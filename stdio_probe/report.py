@@ -21,27 +21,10 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from stdio_probe.decide import contract_status
-from stdio_probe.model import printable, shorten
+from stdio_probe.model import printable
+from stdio_probe.outcome import CONTRACT, MEANING, Outcome
 from stdio_probe.record import subject, subject_title, write_text_atomic
 
-STYLES = {
-    "reproduced": "bold red",
-    "not_reproduced": "green",
-    "inconclusive": "yellow",
-    "error": "bold magenta",
-    "not_applicable": "dim",
-}
-# the matrix's words: at most three characters, so twelve cases fit beside a subject in 80 columns
-WORDS = {"reproduced": "bug", "not_reproduced": "ok", "inconclusive": "?", "error": "ERR", "not_applicable": "n/a"}
-# a cell's mark for a host contract that did not hold, or could not be evaluated where the case applies
-CONTRACT_MARKS = {"not_held": "!", "not_evaluated": "*"}
-MITIGATION = {
-    "held": "[green]held[/]",
-    "not_held": "[bold red]not held[/]",
-    "not_evaluated": "[bold yellow]not evaluated[/]",
-    "not_applicable": "[dim]n/a[/]",
-}
 RECENT_ARMS = 4  # finished arms the live view keeps showing
 # one space between columns, none at the edges: what lets a line per case fit 80 columns
 COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0), "title_justify": "left"}
@@ -126,26 +109,21 @@ def summary(runs: list[dict], verbose: bool = False) -> RenderableType:
 
 
 def verdict_text(verdict: str) -> Text:
-    return Text(verdict, style=STYLES[verdict])
-
-
-def headline(run: dict) -> str:
-    """The decisive evidence in a few words: the run's headline, or (older files, error runs) its reason cut."""
-    return run.get("headline") or shorten(run["reason"])
+    return Text(verdict, style=MEANING[verdict].style)
 
 
 def _lines(runs: list[dict]) -> Table:
     title = f"stdio lifecycle probe: {subject_title(runs[0])}" if runs else "stdio lifecycle probe: no runs"
     table = Table(title=title, **COMPACT, caption="-v: every arm's evidence in full", caption_justify="left")
     table.add_column("case", no_wrap=True, min_width=4)
-    table.add_column("verdict", no_wrap=True, min_width=max(map(len, STYLES)))
+    table.add_column("verdict", no_wrap=True, min_width=max(map(len, Outcome)))
     table.add_column("decisive evidence", no_wrap=True, overflow="ellipsis")
     contract = any("sdk" in run for run in runs)  # server and host checks have no host-contract arm
     if contract:
         table.add_column("host contract", no_wrap=True, min_width=len("host contract"))
     for run in runs:
-        evidence = Text(headline(run))
-        held = [MITIGATION[contract_status(run)]] if contract else []
+        evidence = Text(run["headline"])
+        held = [CONTRACT[run["mitigation"]["status"]].markup] if contract else []
         table.add_row(run["case"], verdict_text(run["verdict"]), evidence, *held)
     return table
 
@@ -160,17 +138,18 @@ def _matrix(runs: list[dict]) -> Group:
     titles = {subject(run): subject_title(run) for run in runs}
     for name, title in titles.items():
         table.add_row(Text(title), *(_cell(cells.get((name, case))) for case in cases))
-    legend = " · ".join(f"{word} {verdict}" for verdict, word in WORDS.items())
-    marks = " · ".join(f"{mark} host contract {status.replace('_', ' ')}" for status, mark in CONTRACT_MARKS.items())
+    legend = " · ".join(f"{meaning.word} {verdict}" for verdict, meaning in MEANING.items())
+    marks = " · ".join(f"{shown.mark} host contract {shown.words}" for shown in CONTRACT.values() if shown.mark)
     return Group(table, Text(f"{legend} · {marks} · -v: every reason", style="dim"))
 
 
 def _cell(run: dict | None) -> Text:
     if run is None:
         return Text("")
-    cell = Text(WORDS[run["verdict"]], style=STYLES[run["verdict"]])
-    if mark := CONTRACT_MARKS.get(contract_status(run)):
-        cell.append(mark, style="bold red" if mark == "!" else "bold yellow")
+    meaning, shown = MEANING[run["verdict"]], CONTRACT[run["mitigation"]["status"]]
+    cell = Text(meaning.word, style=meaning.style)
+    if shown.mark:
+        cell.append(shown.mark, style=shown.mark_style)
     return cell
 
 
@@ -193,7 +172,7 @@ class _Blocks:
                 if n == 0:
                     text.stylize("bold", 0, len(run["case"]))
                     start = len(run["case"]) + 2
-                    text.stylize(STYLES[run["verdict"]], start, start + len(run["verdict"]))
+                    text.stylize(MEANING[run["verdict"]].style, start, start + len(run["verdict"]))
                 yield text
             for label, evidence in arm_lines(run):
                 lines = textwrap.wrap(f"{label}: {evidence}", width, initial_indent=INDENT,
@@ -209,7 +188,6 @@ INDENT = "  "
 MIN_WIDTH = 20
 UNBROKEN = {"break_long_words": False, "break_on_hyphens": False}
 LABEL_STYLES = {"bug": "bold red", "control": "bold green", "mitigated": "bold cyan"}
-STATUS_WORDS = {"held": "held", "not_held": "not held", "not_evaluated": "not evaluated", "not_applicable": "n/a"}
 
 
 def _whole(line: str) -> Text:
@@ -226,7 +204,7 @@ def arm_lines(run: dict) -> list[tuple[str, str]]:
     found = _labelled(run)
     if not found:
         arms = [name for name in run.get("arms", {}) if name != "mitigated"]
-        label = arms[0] if len(arms) == 1 and run["verdict"] in ("reproduced", "not_reproduced") else "why"
+        label = arms[0] if len(arms) == 1 and MEANING[run["verdict"]].defect is not None else "why"
         lines.append((label, reason))
     else:
         lead = reason[: found[0].start()].rstrip(" (")
@@ -242,7 +220,7 @@ def arm_lines(run: dict) -> list[tuple[str, str]]:
         version = f" {era['version']}" if era["version"] and era["version"] != era["protocol"] else ""
         lines.append(("era", f"{which}{version} (by {era['chosen_by']})"))
     if "sdk" in run:  # server and host checks have no host-contract arm
-        lines.append(("mitigated", f"{STATUS_WORDS[contract_status(run)]}: {run['mitigation']['note']}"))
+        lines.append(("mitigated", f"{CONTRACT[run['mitigation']['status']].words}: {run['mitigation']['note']}"))
     else:
         lines += exit_causes(run)
     return lines

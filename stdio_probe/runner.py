@@ -21,7 +21,7 @@ from typing import ClassVar, NamedTuple, Protocol, Self
 from stdio_probe import eras, spawn
 from stdio_probe.cases import ARMS, CASES
 from stdio_probe.checks import CHECKS, session
-from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation
+from stdio_probe.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation, unready
 from stdio_probe.hosts import HOST_CHECKS
 from stdio_probe.hosts import session as host_session
 from stdio_probe.model import Host, Options, Probe, Sdk, Server
@@ -232,9 +232,9 @@ class Sdks:
 def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[Run]:
     """The runs of an SDK that could not be made ready: an error verdict per case, no arms."""
     sdk = {"spec": spec, **facts}
-    held = {"held": None, "note": reason, "status": "not_evaluated"}
+    decided, held = unready(reason)
     return [
-        make_run(case_id, SDK.key, sdk, {"verdict": "error", "reason": reason}, held, {})
+        make_run(case_id, SDK.key, sdk, decided, held, {})
         for case_id in case_ids
     ]
 

@@ -289,7 +289,8 @@ DEEP = "[" * 100_000 + "]" * 100_000
 
 
 def _results_file(path: Path, verdict: object) -> Path:
-    run = {"case": "S1", "server": {"label": "x", "command": "x"}, "verdict": verdict}
+    run = {"case": "S1", "server": {"label": "x", "command": "x"}, "verdict": verdict, "reason": "r", "arms": {}}
+    run["mitigation"] = {"held": None, "note": "n"}
     path.write_text(json.dumps({"schema_version": 7, "metadata": {}, "runs": [run]}))
     return path
 

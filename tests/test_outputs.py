@@ -24,7 +24,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from stdio_probe import __version__, ci_output, cli, expect, model, report
+from stdio_probe import __version__, ci_output, cli, expect, model, outcome, report
 from stdio_probe.cases import CASES
 from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
 from tests.conftest import WIDTH, probe_env
@@ -158,7 +158,7 @@ def test_an_undecided_run_under_expect_exits_3_not_1(shards, tmp_path):
     expectations = tmp_path / "expect.json"
     expectations.write_text(json.dumps({"L2": "reproduced"}))
     done = probe("--merge", "m.json", str(shard), "--expect", str(expectations), cwd=tmp_path)
-    assert done.returncode == cli.EXIT_UNDECIDED, done.stderr
+    assert done.returncode == outcome.EXIT_UNDECIDED, done.stderr
     expectations.write_text(json.dumps({"L2": "inconclusive"}))
     assert probe("--merge", "m.json", str(shard), "--expect", str(expectations), cwd=tmp_path).returncode == 0
 
