@@ -184,7 +184,9 @@ def _keyed(run: object, version: int) -> bool:
     """Whether a run has what every reader, and every step of record_history, keys on."""
     if not isinstance(run, dict) or not {"case", "verdict", "reason", "arms"} <= run.keys():
         return False
-    if not isinstance(run["case"], str) or run["verdict"] not in MEANING or not isinstance(run["reason"], str):
+    if not isinstance(run["case"], str) or not isinstance(run["reason"], str):
+        return False
+    if not isinstance(run["verdict"], str) or run["verdict"] not in MEANING:
         return False
     if not isinstance(run["arms"], dict) or (version >= 2 and not isinstance(run.get("mitigation"), dict)):
         return False

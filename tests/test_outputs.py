@@ -24,7 +24,7 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from stdio_probe import __version__, ci_output, cli, expect, model, outcome, report
+from stdio_probe import __version__, ci_output, cli, expect, model, outcome, record, record_history, report
 from stdio_probe.cases import CASES
 from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
 from tests.conftest import WIDTH, probe_env
@@ -257,7 +257,7 @@ def test_matrix_words_fit_twelve_cases_and_mark_a_contract_not_held(pinned_run):
         for n in range(1, 13):
             runs.append(copy.deepcopy(run) | {"case": f"L{n}"})
             runs[-1]["sdk"] = {**run["sdk"], "spec": spec, "version": spec}
-    runs[-1]["mitigation"] = {"held": False, "note": "still stuck"}
+    runs[-1]["mitigation"] = {"held": False, "note": "still stuck", "status": "not_held"}
     out = io.StringIO()
     Console(file=out, width=WIDTH).print(report.summary(runs))
     assert_fits(out.getvalue())
@@ -272,6 +272,7 @@ def test_a_contract_not_evaluated_is_marked_beside_the_verdict_in_every_output(s
     lost["mitigation"] = {"held": None, "note": "mitigated arm: ValueError: boom", "status": "not_evaluated"}
     other = copy.deepcopy(lost) | {"sdk": {**run["sdk"], "spec": "2.3.0", "version": "2.3.0"}}
     other["mitigation"] = {"held": None, "note": "too old"}  # an older file: no status, held null, the case applies
+    other = record_history.upgrade({"schema_version": 10, "metadata": {}, "runs": [other]})["runs"][0]
     out = io.StringIO()
     Console(file=out, width=WIDTH).print(report.summary([lost]), report.summary([lost, other]))
     assert "not evaluated" in out.getvalue() and out.getvalue().count("bug*") == 2, out.getvalue()
@@ -326,7 +327,7 @@ def test_every_output_of_stored_records_with_garbled_text_is_well_formed_and_esc
     """Server runs whose label, reason, headline and notes carry ESC, control characters and a lone surrogate
     (what a server's stderr or an invalid UTF-8 argument brings), gated by an expectation they miss: the
     report, -v, JUnit, SVG, the job summary and the annotations hold them only as visible escapes."""
-    runs = json.loads((RECORDS / "servers.json").read_text())["runs"][:3]
+    runs = record.read(RECORDS / "servers.json")["runs"][:3]
     for run in runs:
         run["server"]["label"] = f"srv{GARBLED}"
         run["reason"] += f" stderr: {GARBLED}"
