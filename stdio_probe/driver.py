@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from stdio_probe import hang, sample
 from stdio_probe.model import Options, Sdk
+from stdio_probe.progress import Clock
 from stdio_probe.spawn import spawn, wait_progressing
 
 DRIVER = "driver_session_group.py"
@@ -101,7 +102,7 @@ def run_driver(
                     if stuck is None
                     else lambda since=acked, last=last: stuck(child.pid, child.marker, time.monotonic() - since, last)
                 )
-                ready = _wait_readable(report, child.pid, step_timeout, test)
+                ready = _wait_readable(report, child.clock(), step_timeout, test)
                 if isinstance(ready, dict):
                     after = checkpoints[-1]["checkpoint"] if checkpoints else None
                     stuck_evidence = {"after_checkpoint": after, "after_s": round(time.monotonic() - acked, 3), **ready}
@@ -144,7 +145,7 @@ def run_driver(
     return record
 
 
-def _wait_readable(report, pid: int, idle_bound: float, stuck: Callable[[], dict | None] | None) -> bool | dict:
+def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], dict | None] | None) -> bool | dict:
     """Wait for the report pipe while the driver's tree makes progress (wait_progressing); a stuck test's
     evidence ends the wait too, and is returned in place of True."""
     evidence: dict = {}
@@ -157,13 +158,9 @@ def _wait_readable(report, pid: int, idle_bound: float, stuck: Callable[[], dict
             return True
         return False
 
-    if not wait_progressing(ready, lambda: _tree_cpu(pid), idle_bound, PROGRESS_CHECK):
+    if not wait_progressing(ready, clock, idle_bound, PROGRESS_CHECK):
         return False
     return evidence.get("stuck", True)
-
-
-def _tree_cpu(pid: int) -> float:
-    return sample.cpu_seconds(pid) + sum(sample.cpu_seconds(child["pid"]) for child in live_children(pid))
 
 
 def checkpoint(record: dict, name: str) -> dict | None:

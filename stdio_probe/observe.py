@@ -1,5 +1,10 @@
 """Watch a process after a trigger until it exits, a proof says it never will, or the window ends.
 
+The server checks give it their server's no-progress clock (progress.Clock): their window then counts
+only time in which the server made no progress, and a server still making progress OUTER_WINDOWS
+windows after the trigger is decided "busy" (method.md, "The window rule"); without a clock (the
+cases) the window is wall time.
+
 Every probe that gives a process a trigger (stdin EOF, SIGTERM, SIGINT, its reader gone) and then
 waits for the outcome waits here (L1, L12, S2, S8, S11 and the server checks' exit waits), so the
 one rule holds everywhere: a defect that persists is called only on proof (hang.py, read by the
@@ -31,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from stdio_probe import sample, spawn
+from stdio_probe.progress import Clock, Over
 
 
 class Polled(Protocol):
@@ -46,7 +52,7 @@ class Polled(Protocol):
 class Watched:
     """What one watch saw: why it stopped, when (seconds after the trigger), and the proofs it tried."""
 
-    decided_by: Literal["exit", "proof", "window"]
+    decided_by: Literal["exit", "proof", "window", "busy"]
     decided_after_s: float
     alive: bool
     proof: dict | None = None  # the last proof attempt, if any was made
@@ -82,16 +88,18 @@ def watch(
     in_a_row: int = 1,
     look: Callable[[], None] | None = None,
     interval: float = sample.SAMPLE_INTERVAL,
+    clock: Clock | None = None,
 ) -> Watched:
-    """Watch process from since (the trigger's monotonic time) for at most window seconds.
+    """Watch process from since (the trigger's monotonic time) for at most window seconds (with clock: a window
+    of no progress, progress.Clock.over, decided "busy" at its outer bound).
 
     Each tick: the exit; then look() (a reading the caller keeps: /proc samples, CPU time); then
     prove() when given, stopping once in_a_row attempts in a row were proven; then a wait of at most
     interval for the exit, cut at the window's end.
     """
-    decided_by: Literal["exit", "proof", "window"] = "window"
-    proof, why_not, proven = None, {}, 0
-    while not spawn.stopping() and time.monotonic() - since < window:
+    decided_by: Literal["exit", "proof", "window", "busy"] = "window"
+    proof, why_not, proven, over = None, {}, 0, None
+    while not spawn.stopping() and (over := _over(clock, since, window)) is None:
         if process.poll() is not None:
             decided_by = "exit"
             break
@@ -105,6 +113,15 @@ def watch(
                 decided_by = "proof"
                 break
         with suppress(subprocess.TimeoutExpired):  # never past the window: an exit after it is no exit within it
-            process.wait(max(0.0, min(interval, window - (time.monotonic() - since))))
+            process.wait(max(0.0, min(interval, window - (time.monotonic() - since))) if clock is None else interval)
+    else:
+        decided_by = "busy" if over == "busy" else "window"
     alive = process.poll() is None
     return Watched(decided_by, round(time.monotonic() - since, 3), alive, proof, why_not)
+
+
+def _over(clock: Clock | None, since: float, window: float) -> Over | None:
+    """Whether the window from since is over: wall time without a clock, else the clock's (progress.Clock.over)."""
+    if clock is None:
+        return "idle" if time.monotonic() - since >= window else None
+    return clock.over(since, window)

@@ -107,6 +107,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_ticks(pid: int) -> int:
+    """Clock ticks of CPU the process and the children it has reaped have used (utime, stime, cutime, cstime;
+    0 once it is gone): a child's ticks stay counted once it is reaped."""
+    stat = _read(f"/proc/{pid}/stat")
+    if not stat:
+        return 0
+    return sum(int(field) for field in stat.rsplit(")", 1)[1].split()[11:15])
+
+
 def parent_pid(pid: int) -> int | None:
     """The parent's pid from /proc/<pid>/stat, or None when the process is gone."""
     stat = _read(f"/proc/{pid}/stat")

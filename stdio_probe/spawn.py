@@ -33,6 +33,7 @@ from pathlib import Path
 from stdio_probe import package_file, sample
 from stdio_probe.forkserver import SPAWN_MARKER, ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
 from stdio_probe.host_contract import Pidfd, Shutdown, shutdown_child
+from stdio_probe.progress import Clock, tree
 
 MARKER = "PROBE_RUN_ID"
 SERVER_MARKER = "PROBE_SERVER_ID"  # one started server's tree (spawn_command), inside the run's
@@ -57,7 +58,6 @@ STDERR_LIMIT = 4000
 TERM_GRACE = 2.0
 # what the Python SDK's stdio_client passes of the host's environment (get_default_environment)
 HOST_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
-IDLE_BOUNDS_CAP = 6  # a progress-bounded wait ends after this many idle bounds, progress or not
 STOP_GRACE = 0.2  # a run cut short (stop): seconds between SIGTERM and SIGKILL, so it ends within 2 s
 KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) before reaping gives up
 SCAN_INTERVAL = 0.02
@@ -97,24 +97,17 @@ def stop() -> int:
     return reap_all(STOP_GRACE)
 
 
-def wait_progressing(ready: Callable[[float], bool], cpu: Callable[[], float], idle_bound: float, check: float) -> bool:
-    """Wait until ready(check) (which waits at most check s) says so, while cpu() keeps growing.
+def wait_progressing(ready: Callable[[float], bool], clock: Clock, idle_bound: float, check: float) -> bool:
+    """Wait until ready(check) (which waits at most check s) says so, while the subject makes progress.
 
-    The bound counts only time in which the process used no CPU: a busy machine slows
-    start-up but cannot turn it into a hang, while a process stuck in a sleep or a wait is
-    called out after idle_bound. The total wait is capped at IDLE_BOUNDS_CAP bounds.
+    The bound is a window of clock (progress.Clock.over): it counts only time in which the subject made no
+    progress, so a busy machine slows start-up but cannot turn it into a hang, while a process stuck in a
+    sleep or a wait is called out after idle_bound; the wait ends anyway OUTER_WINDOWS bounds after it began.
     """
-    started = last_progress = time.monotonic()
-    last_cpu = cpu()
-    while (
-        not stopping()
-        and time.monotonic() - last_progress < idle_bound
-        and time.monotonic() - started < IDLE_BOUNDS_CAP * idle_bound
-    ):
+    started = time.monotonic()
+    while not stopping() and clock.over(started, idle_bound) is None:
         if ready(check):
             return True
-        if (now := cpu()) > last_cpu:
-            last_cpu, last_progress = now, time.monotonic()
     return False
 
 
@@ -160,7 +153,20 @@ class Child:
             time.sleep(check)
             return False
 
-        return wait_progressing(look, lambda: sample.cpu_seconds(self.pid), idle_bound, 0.01) and ready()
+        return wait_progressing(look, self.clock(), idle_bound, 0.01) and ready()
+
+    def moved(self) -> int:
+        """Bytes the child has moved on its pipes, as the probe sees them: stdout read by its readers, stderr
+        written (a StderrRing's count, or its file's size)."""
+        stderr = getattr(self.stderr_file, "total", None)
+        if stderr is None:
+            with suppress(OSError, ValueError, AttributeError):
+                stderr = os.fstat(self.stderr_file.fileno()).st_size
+        return sum(reader.bytes for reader in self.readers) + (stderr or 0)
+
+    def clock(self) -> Clock:
+        """A no-progress clock of its tree and its pipes (progress.Clock, moved)."""
+        return Clock(tree(self.pid), self.moved)
 
     def stop(self) -> None:
         """SIGTERM to its group, then SIGKILL after a bound; records which one ended it."""

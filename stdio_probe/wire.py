@@ -207,21 +207,28 @@ class StdoutReader:
             self.answers[request_id] = message
 
     def wait_answer(self, request_id: object, idle_bound: float) -> bool:
-        """Whether the answer to request_id (expected) came, waiting while the server makes progress: CPU
-        used, or bytes this reader took from it (a server blocked on a slow reader is not idle); bounded
-        as spawn.wait_progressing bounds it, and over when stdout ends or the server exits."""
+        """Whether the answer to request_id (expected) came, waiting while the server makes progress (its tree's
+        CPU, bytes on its pipes: a server blocked on a slow reader is not idle); bounded as
+        spawn.wait_progressing bounds it, and over when stdout ends or the server exits."""
+        answered = lambda r: request_id in r.answers or r.child.process.poll() is not None  # noqa: E731
+        return self.wait_progressing(answered, idle_bound) and request_id in self.answers
+
+    def wait_progressing(self, predicate: Callable[[StdoutReader], bool], idle_bound: float) -> bool:
+        """Wait until predicate(self) holds or stdout ends, within a window of no progress of the server
+        (Child.clock: its tree's CPU, bytes on its pipes; spawn.wait_progressing); returns predicate(self)."""
 
         def look(check: float) -> bool:
-            if request_id in self.answers or self.eof.is_set() or self.child.process.poll() is not None:
+            if predicate(self) or self.eof.is_set():
                 return True
             time.sleep(check)
             return False
 
-        progress = lambda: sample.cpu_seconds(self.child.pid) + self.bytes  # noqa: E731
-        return spawn.wait_progressing(look, progress, idle_bound, 0.01) and request_id in self.answers
+        spawn.wait_progressing(look, self.child.clock(), idle_bound, 0.01)
+        return bool(predicate(self))
 
     def wait_for(self, predicate: Callable[[StdoutReader], bool], timeout: float) -> bool:
-        """Wait until predicate(self) holds or stdout ends, at most timeout seconds; returns predicate(self)."""
+        """Wait until predicate(self) holds or stdout ends, at most timeout seconds; returns predicate(self).
+        A fixed delay, not a window: a window is wait_progressing."""
         deadline = time.monotonic() + timeout
         while not predicate(self) and not self.eof.is_set() and time.monotonic() < deadline:
             time.sleep(0.01)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from stdio_probe import cli, record, sample, spawn
-from stdio_probe.hosts import h11_mute_server
-from stdio_probe.model import Sdk
+from stdio_probe.hosts import h1_graceful_close, h11_mute_server, session
+from stdio_probe.model import Host, Options, Sdk
 from tests.proof_readings import proof_readings
 from tests.test_host_table import EXPECTED
 
@@ -100,6 +100,23 @@ def test_h11_a_host_that_waits_on_a_mute_server_with_no_bound_is_shown_one_that_
     assert first == "cancel" and 0.9 < after < 3, (after, first)
     assert [what for _, what in rest] == ["stdin closed", "exit 1"] and "timed out after 1 s" in gave_up["host_stdout"]
     assert document["metadata"]["leftover_processes"] == 0
+
+
+@pytest.mark.parametrize("busy", [True, False], ids=["busy", "idle"])
+def test_a_host_busy_past_the_window_after_the_answer_is_not_stuck_an_idle_one_is(busy):
+    """The window rule (method.md): a host that spends two windows on a core after the answer before it closes the
+    server (a teardown a loaded machine makes long) makes progress all the while: it exits, H1 not shown; one
+    asleep as long is still running a window after the answer (no proof: its sleep has a timer), H1 shown."""
+    flags = ("--close-after", "6", *(("--busy-close",) if busy else ()))
+    record = h1_graceful_close.PROBE.run_arm("bug", Host("h", fixture_host(*flags)), Options(3.0))
+    finding = h1_graceful_close.PROBE.assess(record)
+    if busy:
+        assert "stuck" not in record and record["host_exit_t"] - session.at("answered")(record["events"]) >= 6, record
+        assert finding.shown is False, finding
+    else:
+        assert record["stuck"]["decided_by"] == "window" and record["stuck"]["idle_s"] >= 3, record["stuck"]
+        assert finding.shown is True and "idle the last" in finding.note, finding
+    assert spawn.run_processes() == []
 
 
 def test_hangs_are_decided_by_proof_in_the_fast_method(tmp_path):

@@ -20,7 +20,7 @@ from types import SimpleNamespace
 import jsonschema
 import pytest
 
-from stdio_probe import cli, eras, hang, runner, sample, spawn, wire
+from stdio_probe import cli, eras, hang, progress, runner, sample, spawn, wire
 from stdio_probe.checks import CHECKS, s12_invalid_requests, session
 from stdio_probe.model import Finding, Options, Probe, Server
 from stdio_probe.record import SCHEMA_PATH
@@ -240,6 +240,31 @@ def test_s8_calls_more_than_half_a_core_a_spin_even_when_the_server_exits(exit_a
     record = {"initialized": True, "bound_s": WINDOW, "exit_after_s": exit_after_s, "cpu_s": cpu_s}
     finding = CHECKS["S8"].assess(record | {"observed_s": observed, "exit_code": 0, "signal": None})
     assert finding.shown is shown and ("spin" in finding.note) == (cpu_s / observed > 0.5 and cpu_s >= 1.0)
+
+
+@pytest.mark.parametrize("busy", [True, False], ids=["busy", "idle"])
+def test_a_server_busy_past_the_window_after_eof_is_not_alive_after_it_an_idle_one_is(busy):
+    """The window rule (method.md): a server that spends two windows on a core after EOF before it exits (a
+    teardown a loaded machine makes long) makes progress all the while and exits within S1's window; one asleep as
+    long is alive after it (the window, counted while it is idle)."""
+    flags = ("--exit-after", str(2 * WINDOW), *(("--busy-exit",) if busy else ()))
+    run = run_checks(flags, checks=["S1"])["S1"]
+    arm = run["arms"]["bug"]
+    if busy:
+        assert run["verdict"] == OK and arm["exit_after_s"] >= 2 * WINDOW, arm
+    else:
+        assert run["verdict"] == BUG and arm["exit_after_s"] is None and "busy_after_s" not in arm, arm
+    assert_nothing_left({"S1": run})
+
+
+def test_a_server_busy_without_end_is_shown_at_the_outer_bound_as_busy_never_as_a_hang():
+    """A server that spins after EOF and never exits makes progress past every window: its watch ends at the
+    outer bound (OUTER_WINDOWS windows), where S1 shows it "still busy", not "alive" after a window."""
+    run = run_checks(("--exit-after", "3600", "--busy-exit"), checks=["S1"])["S1"]
+    arm = run["arms"]["bug"]
+    assert run["verdict"] == BUG and arm["busy_after_s"] >= progress.OUTER_WINDOWS * WINDOW, arm
+    assert "still busy" in run["reason"], run["reason"]
+    assert_nothing_left({"S1": run})
 
 
 def test_s8_gives_no_verdict_when_the_probes_reader_did_not_stop():

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import time
 
-from stdio_probe import wire
 from stdio_probe.checks import session
-from stdio_probe.checks.s2_eof_unread import EXIT_AFTER_DRAIN, in_flight, observe_after
+from stdio_probe.checks.s2_eof_unread import alive_note, exits_once_drained, in_flight, observe_after
 from stdio_probe.checks.s10_clean_ending import runtime_crash
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -38,8 +37,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         s.terminate()
         record.update(observe_after(s, time.monotonic(), bound, prove=options.method == "fast", trigger="sigterm"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
-            s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should end by itself
-            record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
+            record["exited_after_drain"] = exits_once_drained(s)
         return record
 
     return session.run(server, options, body)
@@ -55,8 +53,7 @@ def assess(record: dict) -> Finding:
         return Finding(None, f"large answer never in flight ({what})", f"answer never in flight ({what})")
     after = record["decided_after_sigterm_s"]
     if record["alive_at_decision"]:
-        proven = record["decided_by"] == "proof"
-        how = f"hang proven {after:.2f} s after SIGTERM" if proven else f"alive {after:.1f} s after SIGTERM"
+        how = alive_note(record, "sigterm", "SIGTERM")
         if record.get("exited_after_drain"):
             return Finding(True, f"{how}, answer unread; exited {record['exit_code']} once drained", how)
         return Finding(True, f"{how}, answer unread, ended by {record['ended_by']}", how + ", pipe full")

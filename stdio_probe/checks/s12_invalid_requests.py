@@ -23,7 +23,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from stdio_probe import eras, hang, observe, sample, spawn, wire
+from stdio_probe import eras, hang, sample, spawn, wire
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -101,7 +101,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
 def settle(s: session.Session, options: Options) -> dict:
     """Until the answers are final: the server proven idle (fast method; then stdout is read to its last
-    byte and the reader stopped), else, the window over without proof, stdin closed and stdout ended.
+    byte and the reader stopped), else, the window over without proof, stdin closed and stdout ended (each window
+    one of no progress of the server: Session.watch, wire.StdoutReader.wait_progressing).
     settled_by is "proof", "stdout_end", or None (stdout still open a window after EOF)."""
     stdin_fd, stdout_fd = s.child.process.stdin.fileno(), s.child.process.stdout.fileno()
 
@@ -110,14 +111,14 @@ def settle(s: session.Session, options: Options) -> dict:
         return hang.prove_blocked_on_pipe(s.child.pid, stdin_fd, marker=marker, foreign=True, side="read")
 
     prove = proof if options.method == "fast" else None
-    watched = observe.watch(s.child.process, time.monotonic(), options.window, prove=prove)
+    watched = s.watch(time.monotonic(), options.window, prove=prove)
     record = watched.record("marker", proof_threads=False)
     if watched.decided_by == "proof":  # nothing more will be written: read what is in the pipe, then stop
-        drained = s.reader.wait_for(lambda r: not sample.pipe_fill(stdout_fd)["buffered"], options.window)
+        drained = s.reader.wait_progressing(lambda r: not sample.pipe_fill(stdout_fd)["buffered"], options.window)
         record["settled_by"] = "proof" if s.reader.pause() and drained else None
         return record
     s.close_stdin()
-    ended = s.reader.wait_for(lambda r: r.eof.is_set(), options.window)
+    ended = s.reader.wait_progressing(lambda r: r.eof.is_set(), options.window)
     record["settled_by"] = "stdout_end" if ended else None
     return record
 

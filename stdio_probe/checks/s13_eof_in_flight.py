@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from stdio_probe import eras, observe
+from stdio_probe import eras
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server, shorten
 
@@ -30,7 +30,7 @@ EOF_DELAY = 0.05  # seconds from the call's write to stdin EOF in the bug arm (p
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
     """bug: the call, EOF EOF_DELAY later; control: the call, its answer, EOF. Then until stdout ends and the server
-    exits, each within the window after EOF."""
+    exits, each within a window of no progress after EOF (wire.StdoutReader.wait_progressing, Session.watch)."""
     if server.slow_call is None:
         return {"not_applicable": "needs --slow-call 'TOOL {json arguments}' (a call that takes 0.5 s or more)"}
     tool, arguments = server.slow_call
@@ -50,13 +50,12 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             return {**record, "answer": outcome(None), "answer_after_call_s": None}
         eof_at = s.close_stdin()
         record["eof_after_call_s"] = round(eof_at - sent, 3)
-        if answered_at is None and s.reader.wait_for(lambda r: CALL_ID in r.answers, options.window):
+        if answered_at is None and s.reader.wait_progressing(lambda r: CALL_ID in r.answers, options.window):
             answered_at = time.monotonic()
-        left = max(0.0, options.window - (time.monotonic() - eof_at))
-        record["stdout_ended"] = s.reader.wait_for(lambda r: r.eof.is_set(), left)
+        record["stdout_ended"] = s.reader.wait_progressing(lambda r: r.eof.is_set(), options.window)
         record["answer"] = outcome(s.answer(CALL_ID))
         record["answer_after_call_s"] = None if answered_at is None else round(answered_at - sent, 3)
-        return record | observe.watch(s.child.process, eof_at, options.window).record("eof")
+        return record | s.watch(eof_at, options.window).record("eof")
 
     return session.run(server, options, body)
 
@@ -91,6 +90,8 @@ def assess(record: dict) -> Finding:
     eof = f"stdin closed {record['eof_after_call_s']:.2f} s after the call"
     if record["alive_at_decision"]:
         alive = f"alive {record['decided_after_eof_s']:.1f} s after EOF"
+        if record["decided_by"] == "busy":
+            alive = session.busy_note(record["decided_after_eof_s"], "EOF")
         return Finding(True, f"{eof}; {answered}; {alive}, ended by {record['ended_by']}", alive)
     how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
     ended = f"{how} {record['exit_after_eof_s']:.2f} s after EOF"

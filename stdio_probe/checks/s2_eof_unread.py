@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from stdio_probe import hang, observe, sample, spawn, wire
+from stdio_probe import hang, sample, spawn, wire
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -20,7 +20,7 @@ ID = "S2"
 TITLE = "stdin EOF with a large answer unread: the server exits"
 ARMS = ("bug", "control")
 PRE_EOF_DELAY = 2.0  # window method: the article's wait before closing stdin (what the control needs)
-EXIT_AFTER_DRAIN = 5.0
+EXIT_AFTER_DRAIN = 5.0  # seconds without progress, once drained, by which the server exits by itself
 STALL_S = 0.3  # seconds a more-than-half-full pipe stays unchanged before its writer counts as stopped
 CALL_ID = 1
 
@@ -44,8 +44,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         eof_at = s.close_stdin()
         record.update(observe_after(s, eof_at, options.window, prove=arm == "bug" and options.method == "fast"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
-            s.reader = wire.StdoutReader(s.child)  # the proof's test: drained, it should exit by itself
-            record["exited_after_drain"] = s.child.wait_self_exit(EXIT_AFTER_DRAIN)
+            record["exited_after_drain"] = exits_once_drained(s)
         return record
 
     return session.run(server, options, body)
@@ -72,6 +71,13 @@ def in_flight(s: session.Session, options: Options, call_id: int) -> dict:
     return {"seen": seen, "pipe": sample.pipe_fill(read_fd)}
 
 
+def exits_once_drained(s: session.Session) -> bool:
+    """The proof's test (S2, S11): stdout read again, whether the server exits by itself within EXIT_AFTER_DRAIN s
+    without progress."""
+    s.reader = wire.StdoutReader(s.child)
+    return s.child.wait_for(lambda: s.child.process.poll() is not None, EXIT_AFTER_DRAIN)
+
+
 def blocked_writing(pid: int, read_fd: int) -> bool:
     """Whether the server is blocked writing to its unread stdout: the pipe full, or (a write larger than
     the room a pipe's pages leave) data in it and a thread of the server asleep in write(2) on it."""
@@ -91,21 +97,32 @@ def blocked_writing(pid: int, read_fd: int) -> bool:
 
 def observe_after(s: session.Session, eof_at: float, bound: float, prove: bool, trigger: str = "eof") -> dict:
     """Until the exit, a proof of the hang (bug arm, fast method), or bound seconds after the trigger
-    (eof_at: when stdin EOF was given for S2, SIGTERM for S11; the record's keys name it)."""
+    (eof_at: when stdin EOF was given for S2, SIGTERM for S11; the record's keys name it), a window of no
+    progress (Session.watch)."""
     read_fd = s.child.process.stdout.fileno()
 
     def proof() -> dict:
         return hang.prove_blocked_on_pipe(s.child.pid, read_fd, marker=(spawn.SERVER_MARKER, s.server_id), foreign=True)
 
-    watched = observe.watch(s.child.process, eof_at, bound, prove=proof if prove else None)
+    watched = s.watch(eof_at, bound, prove=proof if prove else None)
     observed = watched.record(trigger, proof_threads=False)
     if watched.alive and not s.stdout_read_by_reader():
         observed["pipe_at_decision"] = sample.pipe_fill(read_fd)
     return observed
 
 
+def alive_note(record: dict, trigger: str, name: str) -> str:
+    """S2, S11: a server alive at the watch's decision, by how it was decided (proof, window, busy)."""
+    after = record[f"decided_after_{trigger}_s"]
+    if record["decided_by"] == "proof":
+        return f"hang proven {after:.2f} s after {name}"
+    if record["decided_by"] == "busy":
+        return session.busy_note(after, name)
+    return f"alive {after:.1f} s after {name}"
+
+
 def assess(record: dict) -> Finding:
-    """Shown when the server was alive after EOF at the window's end or on proof."""
+    """Shown when the server was alive after EOF at the window's end (busy at the outer bound) or on proof."""
     if "in_flight" not in record:
         return Finding(None, record.get("error", "tools/call not sent"), "tools/call not sent")
     flight = record["in_flight"]
@@ -117,11 +134,7 @@ def assess(record: dict) -> Finding:
             f"answer never in flight ({what})",
         )
     if record["alive_at_decision"]:
-        how = (
-            f"hang proven {record['decided_after_eof_s']:.2f} s after EOF"
-            if record["decided_by"] == "proof"
-            else f"alive {record['decided_after_eof_s']:.1f} s after EOF"
-        )
+        how = alive_note(record, "eof", "EOF")
         short = how + (", pipe full" if record.get("pipe_at_decision") else "")
         if record.get("exited_after_drain"):
             return Finding(True, f"{how}, exited {record['exit_code']} once drained", short)

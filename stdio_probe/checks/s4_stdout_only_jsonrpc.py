@@ -20,6 +20,7 @@ PING_ID = 2
 LIST = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
 CALL_ID = 4
 LINE_CAP = 8 * 1024 * 1024  # a large call's answer is parsed whole to be judged
+STDOUT_END = 1.0  # seconds without progress after the exit by which stdout must have ended for the reading
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
@@ -37,11 +38,12 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             if not s.send(request) or not s.reader.wait_answer(request["id"], options.window):
                 break
         s.close_stdin()
-        exited = s.wait_exit(options.window)
-        s.reader.wait_for(lambda r: r.eof.is_set(), 1.0 if exited is not None else 0.0)
+        exited = s.wait_exit(options.window).exit_after_s is not None
+        if exited:  # what it wrote last, still on its way (a descendant may hold stdout: a window of no progress)
+            s.reader.wait_progressing(lambda r: r.eof.is_set(), STDOUT_END)
         return {
             "initialized": initialized,
-            "exited_by_itself": exited is not None,
+            "exited_by_itself": exited,
             "answered": sorted(key for key in s.reader.answers if isinstance(key, int)),
             "schema": {"negotiated": s.exchange.negotiated, "judged_by": s.exchange.revision},
         }

@@ -1,16 +1,15 @@
 """S5: no descendant outlives the server, after its exit on stdin EOF and after SIGTERM.
 
 Descendants are found by the server's marker in their environment and by its session, re-parented
-ones included; what is still alive SURVIVOR_GRACE after the server ended has outlived it. Once they
+ones included; what is still alive once it made no progress for SURVIVOR_GRACE after the server ended (a
+window of no progress: progress.outlived) has outlived it. Once they
 are recorded, the probe ends the server's whole process group and session and everything carrying
 its marker (Session.reap_tree); the record says which it reaped, and what it still found after.
 """
 
 from __future__ import annotations
 
-import time
-
-from stdio_probe import sample
+from stdio_probe import progress, sample
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -34,12 +33,10 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             s.close_stdin()
         else:
             s.terminate()
-        by_itself = s.wait_exit(bound) is not None
+        by_itself = s.wait_exit(bound).exit_after_s is not None
         if not by_itself:
             s.child.stop_process_only()
-        deadline = time.monotonic() + SURVIVOR_GRACE
-        while (survivors := _survivors(s)) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        survivors = progress.outlived(lambda: _survivors(s), SURVIVOR_GRACE)
         reaped = s.reap_tree()
         return {
             "descendants_before": before,

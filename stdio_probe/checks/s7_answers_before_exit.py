@@ -37,8 +37,9 @@ def requests(s: session.Session) -> list[dict]:
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
     """After the opening, every request in one write, stdin closed at once; until every request is answered (none
-    can then be dropped: whether the server exits is S1's), stdout ends, or the window. A trial that shows no
-    defect is so over as soon as the answers are in, and the trials (Probe.trials) stay cheap."""
+    can then be dropped: whether the server exits is S1's), stdout ends, or the window (of no progress:
+    wire.StdoutReader.wait_progressing). A trial that shows no defect is so over as soon as the answers are in, and
+    the trials (Probe.trials) stay cheap."""
 
     def body(s: session.Session) -> dict:
         sent = requests(s)
@@ -47,7 +48,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             s.reader.expect(message["id"])
         accepted = s.send(b"".join(json.dumps(m).encode() + b"\n" for m in sent))
         s.close_stdin()
-        s.reader.wait_for(lambda r: all(key in r.answers for key in ids), options.window)
+        s.reader.wait_progressing(lambda r: r.eof.is_set() or all(key in r.answers for key in ids), options.window)
         ended = s.reader.eof.is_set()
         return {
             "input_accepted": accepted,

@@ -11,7 +11,8 @@ which is no spin.
 
 The probe's reader must have stopped before the read end is closed: a thread of the probe still in
 read() keeps the pipe's read end open in the kernel, the server's write succeeds, and the trigger
-never happens; an arm whose reader did not stop records that and no verdict.
+never happens; an arm whose reader did not stop records that and no verdict. The watch is a window of no
+progress (Session.watch): a server that spins is never idle, and is watched to the outer bound.
 
 A server that never exits on EOF may still die of SIGPIPE writing the answer before it reads that EOF (mcp-cron,
 go-sdk: both ways in three runs): the trigger is tried again, on a fresh server each time, until a trial shows
@@ -23,7 +24,7 @@ from __future__ import annotations
 import time
 from contextlib import suppress
 
-from stdio_probe import observe, sample, spawn
+from stdio_probe import sample, spawn
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -55,11 +56,11 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         def look() -> None:
             peak[0] = max(peak[0], sample.cpu_seconds(s.child.pid))
 
-        watched = observe.watch(s.child.process, started, bound, look=look)
+        watched = s.watch(started, bound, look=look)
         observed = watched.decided_after_s
         return {
             "bound_s": bound,
-            "exit_after_s": watched.exit_after_s,
+            **session.exited(watched),
             "cpu_s": round(peak[0] - cpu_before, 3),
             "observed_s": observed,
         }
@@ -76,6 +77,8 @@ def assess(record: dict) -> Finding:
     share = f"CPU {cpu:.2f} s in {observed:.2f} s"
     if record["exit_after_s"] is None:
         alive = f"alive {record['bound_s']:g} s after the reader left and EOF"
+        if "busy_after_s" in record:  # a spinning server is busy: the outer bound ends its watch
+            alive = session.busy_note(record["busy_after_s"], "the reader left and EOF")
         return Finding(True, f"{alive}, {share}{' (spinning)' if spin else ''}", alive + (", spinning" if spin else ""))
     how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
     if spin:

@@ -5,6 +5,8 @@ and reads its stdout through wire.StdoutReader. end() leaves nothing alive: the 
 process group, then everything carrying its marker or in its session, and says what it reaped.
 The era (stdio_probe.eras) is found once per server by find_era, on a process of its own;
 every request a check sends then carries what that era requires (Session.send).
+Every window a check waits is one of no progress of the server's tree (Session.clock, method.md "The
+window rule"); a server still making progress at the outer bound is "busy" (busy_note), never a hang.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from stdio_probe import eras, mcp_schema, observe, sample, spawn, wire
+from stdio_probe import eras, mcp_schema, observe, progress, sample, spawn, wire
 from stdio_probe.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
@@ -97,9 +99,17 @@ class Session:
     def close_stdin(self) -> float:
         return wire.close_stdin(self.child)
 
-    def wait_exit(self, bound: float) -> float | None:
-        """Seconds until the server exited by itself, or None if it was alive after bound."""
-        return observe.watch(self.child.process, time.monotonic(), bound).exit_after_s
+    def clock(self) -> progress.Clock:
+        """The server's no-progress clock: its tree's CPU, the bytes on its pipes (Child.clock)."""
+        return self.child.clock()
+
+    def watch(self, since: float, window: float, **kwargs) -> observe.Watched:
+        """observe.watch of the server from since, within a window of no progress (clock)."""
+        return observe.watch(self.child.process, since, window, clock=self.clock(), **kwargs)
+
+    def wait_exit(self, bound: float) -> observe.Watched:
+        """Until the server exits by itself, within a window of bound s of no progress from now (watch)."""
+        return self.watch(time.monotonic(), bound)
 
     def terminate(self) -> None:
         """SIGTERM to the server process alone, as a host's process.terminate() sends it."""
@@ -248,8 +258,24 @@ def blocked_on_client(record: dict) -> str | None:
 
 
 def exit_after(s: Session, trigger: str, bound: float) -> dict:
-    """The record of a trigger (stdin EOF, SIGTERM) already given: how long the server took to exit, within bound."""
-    return {"trigger": trigger, "exit_after_s": s.wait_exit(bound), "bound_s": bound}
+    """The record of a trigger (stdin EOF, SIGTERM) already given: how long the server took to exit, within a window
+    of bound s of no progress; busy_after_s when it was still making progress at the outer bound."""
+    return {"trigger": trigger, **exited(s.wait_exit(bound)), "bound_s": bound}
+
+
+def exited(watched: observe.Watched, again: str = "") -> dict:
+    """A wait for the exit as the record keeps it: exit_after_s (None while alive), and busy_after_s when the
+    server was alive and still making progress at the outer bound (the names prefixed by again)."""
+    facts = {f"{again}exit_after_s": watched.exit_after_s}
+    if watched.alive and watched.decided_by == "busy":
+        facts[f"{again}busy_after_s"] = watched.decided_after_s
+    return facts
+
+
+def busy_note(after: float, trigger: str) -> str:
+    """What a server alive and still making progress at the outer bound is called: busy, not hung (the window
+    rule's outer bound); the check's defect (no exit, no end) is shown by it all the same."""
+    return f"still busy {after:.1f} s after {trigger} (never a window without progress)"
 
 
 def after_signal(s: Session, sig: signal.Signals, bound: float) -> dict:
@@ -262,18 +288,23 @@ def after_signal(s: Session, sig: signal.Signals, bound: float) -> dict:
     record = exit_after(s, sig.name, bound)
     if record["exit_after_s"] is None:
         s.child.signal(sig)
-        record["again_exit_after_s"] = s.wait_exit(bound)
+        record |= exited(s.wait_exit(bound), "again_")
     return record
 
 
 def assess_exit(record: dict) -> Finding:
-    """S1, S3, S9: shown when the server was alive bound_s after its trigger; else how it ended, and when."""
+    """S1, S3, S9: shown when the server was alive after its trigger, a window of bound_s without progress or the
+    outer bound (busy_note); else how it ended, and when."""
     trigger, after = record["trigger"], record["exit_after_s"]
     if after is None:
         alive = f"alive {record['bound_s']:g} s after {trigger}"
+        if "busy_after_s" in record:
+            alive = busy_note(record["busy_after_s"], trigger)
         if "again_exit_after_s" in record:
             again = record["again_exit_after_s"]
             second = "alive after a second" if again is None else f"exited {again:.2f} s after a second"
+            if "again_busy_after_s" in record:
+                second = "still busy after a second"
             return Finding(True, f"{alive}; {second}; ended by {record['ended_by']}", alive)
         return Finding(True, f"{alive}, ended by {record['ended_by']}", alive)
     how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"

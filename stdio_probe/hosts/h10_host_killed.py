@@ -1,7 +1,8 @@
 """H10: host killed: SIGKILL to the host mid-session; is a server that ignores stdin EOF left alive?
 
 Trigger: the host is SIGKILLed while its tools/call is pending (the server holds the answer), the
-server ignoring stdin EOF (SIGTERM ends it). Shown when the server is alive SURVIVOR_GRACE (1 s) later,
+server ignoring stdin EOF (SIGTERM ends it). Shown when the server is alive once it made no progress for
+SURVIVOR_GRACE (1 s) after the kill (progress.outlived),
 with its parent recorded (1, or a subreaper). A host that started more than one server (its list server
 already ended, its call's alive) is judged on each (session.per_server): the signals named are that
 server's own. The host's remedy on Linux: PR_SET_PDEATHSIG in the child before exec, or a supervisor that
@@ -10,8 +11,7 @@ kills the server's process group.
 
 from __future__ import annotations
 
-import time
-
+from stdio_probe import progress
 from stdio_probe.hosts import session
 from stdio_probe.model import Finding, Host, Options, Probe
 
@@ -27,8 +27,7 @@ def run_arm(arm: str, host: Host, options: Options) -> dict:
         if not called:
             return {"killed_t": None, "survivors": []}
         killed = r.kill_host()
-        time.sleep(session.SURVIVOR_GRACE)
-        return {"killed_t": killed, "survivors": r.survivors()}
+        return {"killed_t": killed, "survivors": progress.outlived(r.survivors, session.SURVIVOR_GRACE)}
 
     return session.arm(host, options, arm, SCENARIO, body)
 
@@ -45,7 +44,7 @@ def assess_bug(record: dict) -> Finding:
             f"server alive {session.SURVIVOR_GRACE:g} s after the host was killed: {parents} ({sigs})",
             f"server left alive, parent {survivors[0]['ppid']}",
         )
-    return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")
+    return Finding(False, f"nothing of the server alive after the host was killed ({sigs})", "server ended")
 
 
 PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(session.per_server(assess_bug), through=None))

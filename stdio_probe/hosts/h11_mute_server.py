@@ -3,8 +3,8 @@
 Trigger: the server does the contract up to tools/call, reads the call, and answers nothing from then on,
 waiting on stdin in poll(2) with no timeout (python-sdk #396: a server left alive and mute by a fatal tool).
 Shown when every host thread is proven waiting with no timeout (fast method), or the host is still waiting
-the window after the call, a window that counts only time in which the host's tree used no CPU (wait_host's
-idle_window: a loaded machine slows a host on its way to giving up, it does not make it stuck). Not shown
+the window after the call (a window of no progress, as every window: a loaded machine slows a host on its way
+to giving up, it does not make it stuck), or still busy at the outer bound. Not shown
 when the host gave up first: it cancelled the call (notifications/cancelled), closed the server's stdin,
 signalled it, or exited (its call failed); each is recorded with its time after the call (the host's own
 timeout), the EOF and signals those of the server that read the call. Host rule: a request timeout (the
@@ -25,7 +25,7 @@ CALLED = session.at("message", method="tools/call")
 
 def run_arm(arm: str, host: Host, options: Options) -> dict:
     def body(r: session.HostRun) -> dict:
-        return {"bound_s": options.window, **r.wait_host(options, CALLED, idle_window=True)}
+        return {"bound_s": options.window, **r.wait_host(options, CALLED)}
 
     return session.arm(host, options, arm, SCENARIO, body)
 

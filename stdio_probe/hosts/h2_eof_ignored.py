@@ -1,14 +1,17 @@
 """H2: EOF ignored: the host escalates to a signal within the bound (the window, 10 s) and then exits.
 
 Trigger: a server that ignores stdin EOF (SIGTERM still ends it). Shown when no signal reached it within
-the bound after its stdin EOF (or after the answer, when stdin was never closed), when the host hung
-(proof or window), or when the host exited leaving it alive unsignalled. A host that started more than
+the bound after its stdin EOF (or after the answer, when stdin was never closed), a bound of no progress:
+the host waited without progress (its idle_stretches) for the bound in a row before its first signal; when
+the host hung (proof or window) or was still busy at the outer bound; or when the host exited leaving it
+alive unsignalled. A host that started more than
 one server (a server per operation, several at once) is judged on each (session.per_server), the note
 naming it. Host rule: host_contract.shutdown_child (bounded wait, then SIGTERM, then SIGKILL).
 """
 
 from __future__ import annotations
 
+from stdio_probe import progress
 from stdio_probe.hosts import session
 from stdio_probe.model import Finding, Probe
 
@@ -39,9 +42,11 @@ def escalation(record: dict) -> Finding:
     first_sig = f"{sigs[0]['name']} {sigs[0]['t'] - since['t']:.2f} s after {what}" if sigs else "no signal"
     if "stuck" in record:
         note = session.stuck_note(record["stuck"], "the answer")
-        return Finding(True, f"{note}; the server got {first_sig}", f"host hangs, {first_sig}")
-    if sigs and sigs[0]["t"] - since["t"] > bound:
-        return Finding(True, f"{first_sig}, beyond the {bound:g} s bound", first_sig)
+        hangs = "host busy" if record["stuck"]["decided_by"] == "busy" else "host hangs"
+        return Finding(True, f"{note}; the server got {first_sig}", f"{hangs}, {first_sig}")
+    if sigs and (idle := progress.longest_idle(record["idle_stretches"], since["t"], sigs[0]["t"])) >= bound:
+        note = f"{first_sig}, the host {idle:.1f} s without progress first: beyond the {bound:g} s bound"
+        return Finding(True, note, first_sig)
     if survivors := record["survivors"]:
         listed = ", ".join(f"{s['pid']} (parent {s['ppid']})" for s in survivors)
         return Finding(

@@ -10,7 +10,10 @@ A host "hangs" only on proof or after the window (the rule of the cases): in the
 PROOF_SAMPLES readings PROOF_GAP apart in which no thread of any host process can leave its wait but by
 the host's or the scenario server's processes (hang.prove_waiting_forever) and none of the scenario
 server's tree (our own code, which keeps no timer) can either (hang.wake_source, the same rule), no
-thread of either having run in between; in the window method, the whole window after the check's trigger.
+thread of either having run in between; in the window method, a whole window after the check's trigger.
+Every window here counts only time in which the host made no progress (HostRun.clock, method.md "The
+window rule"): a host tearing down on a loaded machine is slow, not hung; one still making progress at
+the outer bound is "busy" (stuck_note), never called a hang.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
-from stdio_probe import hang, sample, spawn
+from stdio_probe import hang, progress, sample, spawn
 from stdio_probe.fixtures.fixture_events import read_events
 from stdio_probe.model import Finding, Host, Options
 
@@ -35,7 +38,8 @@ SCENARIO = spawn.FIXTURES / "scenario_server.py"
 POLL = 0.02
 PROOF_SAMPLES = 3
 PROOF_GAP = 0.1
-SURVIVOR_GRACE = 1.0  # seconds after the host's exit by which nothing of the server's tree may be alive
+SURVIVOR_GRACE = 1.0  # seconds without progress after the host's exit by which nothing of the server's tree may live
+IDLE_STRETCH = 1.0  # the host's stretches without progress the record keeps (idle_stretches): this long or longer
 REAP_BOUND = 1.0
 START_BOUND = 10.0  # seconds a host may use no CPU before reaching a check's trigger: slow is not stuck
 START_CAP = 180.0  # seconds a host has to reach a check's trigger, busy or not
@@ -92,7 +96,17 @@ class HostRun:
         self.server_gone_t: dict[int, float] = {}
         self.peak_kib = 0
         self.track_memory = False  # H8: the host tree's peak memory, read on every poll (a /proc scan)
-        self._cpu, self._progress_t = 0.0, time.monotonic()
+        # the host's tree (the scenario server's included) and its pipes: stderr, stdout, the messages it sent
+        self.clock = progress.Clock(progress.tree(self.child.pid), self.moved)
+
+    def moved(self) -> int:
+        """Bytes the host moved on its pipes: its stderr and stdout, and what the scenario server logged of the
+        messages it got (the events file's size)."""
+        try:
+            logged = os.stat(self.events_path).st_size
+        except OSError:  # not written yet
+            logged = 0
+        return self.child.moved() + self.stdout.total + logged
 
     def events(self) -> list[dict]:
         return read_events(self.events_path)
@@ -127,19 +141,10 @@ class HostRun:
             tree = {self.child.pid, *sample.descendants(self.child.pid)} - servers
             self.peak_kib = max(self.peak_kib, sum(_hwm_kib(pid) for pid in tree if not sample.unexeced_fork(pid)))
 
-    def idle_for(self, since: float, now: float) -> float:
-        """Seconds up to now the host's tree (the host and its descendants, the scenario server's included) has used
-        no CPU, counted from since at the earliest: a busy host, however slow, is making progress and is not stuck."""
-        cpu = sum(sample.cpu_seconds(pid) for pid in (self.child.pid, *sample.descendants(self.child.pid)))
-        if cpu > self._cpu:
-            self._cpu, self._progress_t = cpu, now
-        return now - max(self._progress_t, since)
-
     def idle_too_long(self, since: float) -> bool:
-        """Whether the host's tree used no CPU for START_BOUND s (idle_for), or START_CAP s have passed since
-        since: the bound of a wait for a check's trigger."""
-        now = time.monotonic()
-        return self.idle_for(since, now) > START_BOUND or now - since > START_CAP
+        """Whether the host made no progress for START_BOUND s (clock), or START_CAP s have passed since since:
+        the bound of a wait for a check's trigger."""
+        return self.clock.idle_s(since) > START_BOUND or time.monotonic() - since > START_CAP
 
     def wait_for_trigger(self, done) -> bool:
         """Whether done(events) came true before the host went idle too long (idle_too_long); the wait ends
@@ -154,19 +159,16 @@ class HostRun:
             time.sleep(POLL)
         return False
 
-    def wait_host(
-        self, options: Options, trigger, bound: float | None = None, prove_after=None, idle_window: bool = False
-    ) -> dict:
+    def wait_host(self, options: Options, trigger, bound: float | None = None, prove_after=None) -> dict:
         """Wait for the host to exit by itself, after trigger(events) -> its monotonic time (None until then).
 
-        Returns {"exited": True}, {"stuck": {"decided_by": "proof"|"window", "after_s", "proof"}} (in the fast
-        method stuck on proof; in the window method, or when no proof comes, after bound from the trigger),
-        or {"no_trigger": True} when the host had not reached the trigger before idle_too_long (no evidence).
-        prove_after (default: trigger) is when proofs may begin: H8 proves a host that stops reading its answer
-        stuck from the call on, and gives one that works through it the window from the answer's last byte.
-        idle_window: the window counts only time in which the host's tree used no CPU (idle_for from the
-        trigger; stuck carries idle_s), and ends anyway IDLE_BOUNDS_CAP windows after the trigger: a host slowed
-        by a loaded machine on its way to giving up is not stuck (H11).
+        Returns {"exited": True}, {"stuck": {"decided_by": "proof"|"window"|"busy", "after_s", ...}} (in the fast
+        method stuck on proof; in the window method, or when no proof comes, once the host made no progress for
+        bound s after the trigger (idle_s: how long), or "busy" when it still made progress OUTER_WINDOWS bounds
+        after it), or {"no_trigger": True} when the host had not reached the trigger before idle_too_long (no
+        evidence). prove_after (default: trigger) is when proofs may begin: H8 proves a host that stops reading
+        its answer stuck from the call on, and gives one that works through it the window from the answer's
+        last byte.
         """
         bound = options.window if bound is None else bound
         waiting_since = time.monotonic()
@@ -186,18 +188,11 @@ class HostRun:
                     return {"stuck": {"decided_by": "proof", "after_s": after, "proof": proof}}
             if at is None and self.idle_too_long(waiting_since):
                 return {"no_trigger": True}
-            if at is not None and (window := self._window_passed(at, now, bound, idle_window)) is not None:
-                return {"stuck": {"decided_by": "window", "after_s": round(now - at, 3), **window}}
+            if at is not None and (over := self.clock.over(at, bound)) is not None:
+                idle = round(self.clock.idle_s(at), 3)
+                decided = "window" if over == "idle" else "busy"
+                return {"stuck": {"decided_by": decided, "after_s": round(now - at, 3), "idle_s": idle}}
             time.sleep(POLL)
-
-    def _window_passed(self, at: float, now: float, bound: float, idle_window: bool) -> dict | None:
-        """None while the window after the trigger at runs; once it has passed, what stuck adds (idle_s)."""
-        if not idle_window:
-            return {} if now >= at + bound else None
-        idle = self.idle_for(at, now)
-        if idle >= bound or now >= at + spawn.IDLE_BOUNDS_CAP * bound:
-            return {"idle_s": round(idle, 3)}
-        return None
 
     def prove_stuck(self) -> dict:
         """PROOF_SAMPLES readings PROOF_GAP apart: host and scenario server all asleep with no timer, none ran.
@@ -284,6 +279,7 @@ class HostRun:
             "events": [e for e in events if e["t"] < observed_until],
             "events_at_end": [e for e in events if e["t"] >= observed_until],
             "reaped_at_end": [{"pid": p["pid"], "cmdline": p["cmdline"]} for p in reaped],
+            "idle_stretches": self.clock.idle_stretches(IDLE_STRETCH),
         }
 
 
@@ -458,9 +454,13 @@ def run(host: Host, scenario: str, body) -> dict:
 
 
 def stuck_note(stuck: dict, trigger: str) -> str:
+    """A host that did not exit, by how wait_host decided: proof, a window without progress, busy at the outer
+    bound (not a hang: the check's defect, no exit, is shown by it all the same)."""
     if stuck["decided_by"] == "proof":
         return f"host proven waiting forever {stuck['after_s']:.2f} s after {trigger}"
-    idle = f", idle the last {stuck['idle_s']:.1f} s" if "idle_s" in stuck else ""  # wait_host's idle_window
+    if stuck["decided_by"] == "busy":
+        return f"host still busy {stuck['after_s']:.1f} s after {trigger} (never a window without progress)"
+    idle = f", idle the last {stuck['idle_s']:.1f} s" if "idle_s" in stuck else ""  # stored records before it
     return f"host still running {stuck['after_s']:.1f} s after {trigger}{idle} (window)"
 
 
@@ -476,12 +476,11 @@ def at(event: str, **match: object):
 
 def shutdown_facts(run: HostRun, waited: dict) -> dict:
     """What a check of the host's shutdown reads: the wait's outcome and, once the host is gone (by itself, or
-    killed), what of the server's tree is still alive SURVIVOR_GRACE after its exit (each with its parent)."""
+    killed), what of the server's tree is still alive once it made no progress for SURVIVOR_GRACE after the
+    host's exit (progress.outlived; each with its parent)."""
     survivors: list[dict] = []
     if run.host_exit_t is not None:  # exited, or killed by the probe (H4's stuck host)
-        deadline = run.host_exit_t + SURVIVOR_GRACE
-        while (survivors := run.survivors()) and time.monotonic() < deadline:
-            time.sleep(POLL)
+        survivors = progress.outlived(run.survivors, SURVIVOR_GRACE)
     return {**waited, "survivors": survivors, "server_gone_t": {str(k): v for k, v in run.server_gone_t.items()}}
 
 

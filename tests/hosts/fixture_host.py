@@ -24,6 +24,9 @@ killed once more after the server's exit (what it left behind). Flags:
                         exit 1 (without it the call waits for its answer, or the server's end, with no bound: H11)
   --server-per-operation  a server for each operation, as a host that opens a session per call: one started,
                         connected, sent tools/list and closed, then a new one for tools/call (H3, H9, H10)
+  --close-after SECONDS wait SECONDS after the answer before closing the server, asleep: idle past a window
+  --busy-close          with --close-after, those seconds spent on a core: a host's teardown that a loaded
+                        machine makes long, progress all the while (the window rule: not stuck)
   --term-at-once        close by SIGTERM to the server's pid alone, at once, stdin never closed; then wait for
                         its exit and its stdout's end, with no bound, and exit: a runtime that an open pipe
                         keeps alive (a JavaScript host's own stdio transport, measured; H4's wrapper pair)
@@ -126,6 +129,8 @@ class Host:
             pass
 
     def close(self) -> None:
+        if "--close-after" in self.flags:
+            linger(float(sys.argv[sys.argv.index("--close-after") + 1]), "--busy-close" in self.flags)
         if "--term-at-once" in self.flags:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.server.pid, signal.SIGTERM)
@@ -153,6 +158,16 @@ class Host:
         self.server.wait()
         if "--direct-child-only" not in self.flags:
             self.signal(signal.SIGKILL)  # what the server left in its group
+
+
+def linger(seconds: float, busy: bool) -> None:
+    """seconds asleep, or (busy) spent on a core."""
+    if not busy:
+        time.sleep(seconds)
+        return
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
 
 
 CLIENT = {"name": "fixture-host", "version": "1"}
