@@ -44,7 +44,7 @@ def assess_bug(record: dict) -> Finding:
             f"server alive {session.SURVIVOR_GRACE:g} s after the host was killed: {parents} ({sigs})",
             f"server left alive, parent {survivors[0]['ppid']}",
         )
-    return Finding(False, f"nothing of the server alive after the host was killed ({sigs})", "server ended")
+    return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")
 
 
 PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(session.per_server(assess_bug), through=None))

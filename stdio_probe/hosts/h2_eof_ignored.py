@@ -44,7 +44,8 @@ def escalation(record: dict) -> Finding:
         note = session.stuck_note(record["stuck"], "the answer")
         hangs = "host busy" if record["stuck"]["decided_by"] == "busy" else "host hangs"
         return Finding(True, f"{note}; the server got {first_sig}", f"{hangs}, {first_sig}")
-    if sigs and (idle := progress.longest_idle(record["idle_stretches"], since["t"], sigs[0]["t"])) >= bound:
+    stretches = record.get("idle_stretches", [])  # a stored record made before they were kept has none
+    if sigs and (idle := progress.longest_idle(stretches, since["t"], sigs[0]["t"])) >= bound:
         note = f"{first_sig}, the host {idle:.1f} s without progress first: beyond the {bound:g} s bound"
         return Finding(True, note, first_sig)
     if survivors := record["survivors"]:
