@@ -147,7 +147,10 @@ VERSIONS = {
         '"only era" (a file of 6 or 7, read as 8 and later). A server check whose defect can hide in one run (S7, '
         "S8, S9) tries its trigger up to 21 times, until a trial shows it: its arms carry trials {run, shown} (trials "
         "run, of them showing the defect: \"k of N\"), the rest of the arm being the last trial's record (optional: "
-        "a check run once has none).",
+        "a check run once has none). Every window of the server and host checks counts only time without progress "
+        '(progress.Clock): a watch\'s decided_by may be "busy" (alive and still making progress at the outer bound), '
+        "S1/S3/S8/S9 arms may carry busy_after_s (and again_busy_after_s), a host's stuck.decided_by \"busy\" and "
+        "always idle_s, and host arms idle_stretches [[start, end], ...] (optional: older runs have none).",
         _current_shape,
     ),
 }
