@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from stdio_probe import cli, record, sample, spawn
-from stdio_probe.hosts import h1_graceful_close, h11_mute_server, session
+from stdio_probe.hosts import h1_graceful_close, h2_eof_ignored, h11_mute_server, session
 from stdio_probe.model import Host, Options, Sdk
 from tests.proof_readings import proof_readings
 from tests.test_host_table import EXPECTED
@@ -117,6 +117,15 @@ def test_a_host_busy_past_the_window_after_the_answer_is_not_stuck_an_idle_one_i
         assert record["stuck"]["decided_by"] == "window" and record["stuck"]["idle_s"] >= 3, record["stuck"]
         assert finding.shown is True and "idle the last" in finding.note, finding
     assert spawn.run_processes() == []
+
+
+@pytest.mark.parametrize(("stretches", "shown"), [([[100.5, 111.0]], True), ([[100.5, 102.5], [110.0, 112.5]], False)])
+def test_h2_times_the_first_signal_by_the_hosts_longest_stretch_without_progress(stretches, shown):
+    """A SIGTERM 12 s after EOF is beyond the 10 s bound when the host waited 10.5 s of it without progress; not
+    when it worked through all but two stretches of 2 s (a teardown slowed by load)."""
+    events = [{"event": "stdin_eof", "t": 100.0}, {"event": "signal", "t": 112.0, "name": "SIGTERM", "pid": 1}]
+    record = {"events": events, "bound_s": 10.0, "host": {"exit_code": 0}, "survivors": [], "idle_stretches": stretches}
+    assert h2_eof_ignored.escalation(record).shown is shown
 
 
 def test_hangs_are_decided_by_proof_in_the_fast_method(tmp_path):
