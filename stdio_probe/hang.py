@@ -28,7 +28,10 @@ it, and where the proof looks:
 
   another process's signal            no live process carrying the marker of the process's spawned
                                       tree (Marker: detached ones carry it too) but the process,
-                                      the probe, and processes themselves proven blocked
+                                      the probe, and processes themselves proven blocked; and no
+                                      live orphan the probe adopted (a child subreaper: every
+                                      orphan of the run re-parents to it) that carries no marker
+                                      of the run (spawn.adopted: one that dropped its environment)
 
 Anything unreadable or of another kind (an armed timerfd, an eventfd another
 process holds, a network socket, a pipe another process holds) means no proof,
@@ -59,7 +62,7 @@ import time
 from collections.abc import Callable, Collection
 from typing import Literal
 
-from stdio_probe import sample
+from stdio_probe import sample, spawn
 
 ASK_BOUND = 0.5  # seconds the fixture has to answer the timer query
 # (environment variable, value): carried by every process of one spawned tree, detached ones and forks included
@@ -112,7 +115,9 @@ def outside_wake_source(
     the process), or a live process carrying marker (pid's spawned tree, a detached process
     included) that could signal it: any but pid itself, the probe, the processes in blocked (proven
     unable to wake themselves) and those in accounted (a peer whose end is what the caller waits
-    for, named by it). Interval timers and the threads' own waits are the caller's half.
+    for, named by it); or an orphan the probe adopted that carries no marker of the run (any
+    tree's: a process that dropped its environment is nobody's to rule out), or no adopting at
+    all (spawn.adoption_refused). Interval timers and the threads' own waits are the caller's half.
     """
     rows: dict[str, str] = {}
     signals = sample.pending_signals(pid)
@@ -138,6 +143,11 @@ def outside_wake_source(
         return f"live process {awake} of its spawned tree ({marker[0]}) could signal it", rows
     others = [p for p in marked if p not in (pid, os.getpid())]
     rows["marked"] = f"only {others}, each proven blocked or named" if others else "no other live process"
+    if (why := spawn.adoption_refused()) is not None:
+        return f"a process of the run that dropped its marker cannot be seen ({why})", rows
+    if unmarked := [p["pid"] for p in spawn.adopted() if not p["marked"] and p["pid"] not in known]:
+        return f"live process {unmarked} adopted by the probe, carrying no marker of the run, could signal it", rows
+    rows["adopted"] = "no orphan without the run's marker: every orphan of the run re-parents to the probe"
     return None, rows
 
 
@@ -255,7 +265,7 @@ def _wake_sources(
 def readings(waits: list[dict], process: dict[str, str]) -> dict:
     """A proof's readings of one process, as its record keeps them (method.md, "The wake-source rule"): threads,
     what each thread waits on and the row that ruled out each fd it watches (wake_source); process, the row that
-    ruled out each process-wide source (signals, posix_timers, children, marked: outside_wake_source;
+    ruled out each process-wide source (signals, posix_timers, children, marked, adopted: outside_wake_source;
     interval_timers: the fixture's answer or _foreign_timers), as far as the proof read."""
     return {"threads": waits, "process": process}
 

@@ -37,7 +37,7 @@ import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -152,6 +152,14 @@ class Pidfd:
         poller = select.poll()
         poller.register(self.fd, select.POLLIN)
         return bool(poller.poll(0))
+
+    def reap(self) -> None:
+        """Collect the exit status of this process, a child of the caller's that has exited, through the pidfd
+        (waitid P_PIDFD, Linux 5.4 on): the one process it holds, never one given its number. Nothing when it
+        has not exited, is not the caller's child, or the kernel cannot (the process stays a zombie)."""
+        if self.fd is not None:
+            with suppress(OSError):
+                os.waitid(os.P_PIDFD, self.fd, os.WEXITED | os.WNOHANG)
 
     def close(self) -> None:
         """Close the pidfd; later signals send nothing. The fd is let go before it is closed, so that a signal sent

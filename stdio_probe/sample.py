@@ -395,8 +395,8 @@ def go_runtime(pid: int) -> bool | None:
     return b"\x00.go.buildinfo\x00" in names
 
 
-def children(pid: int) -> list[int]:
-    """Live processes whose parent is pid (zombies have exited).
+def children(pid: int, exited: bool = False) -> list[int]:
+    """Live processes whose parent is pid (zombies have exited); with exited, its zombies too (not reaped yet).
 
     Read from the kernel's list of each thread's children (/proc/PID/task/TID/children), which
     costs a read per thread; a kernel without those lists (CONFIG_PROC_CHILDREN) has every
@@ -408,13 +408,13 @@ def children(pid: int) -> list[int]:
         except OSError:
             return []
         found = {int(c) for tid in tids for c in (_read(f"/proc/{pid}/task/{tid}/children") or "").split()}
-        return sorted(child for child in found if is_live(child))
+        return sorted(child for child in found if exited or is_live(child))
     out = []
     for other in _pids():
         stat = _read(f"/proc/{other}/stat")
         if stat:
             fields = stat.rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid and fields[0] not in ("Z", "X"):
+            if int(fields[1]) == pid and (exited or fields[0] not in ("Z", "X")):
                 out.append(other)
     return out
 

@@ -15,6 +15,7 @@ signalled as a number: the process that had it may have been reaped, and the num
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shlex
 import shutil
@@ -74,6 +75,7 @@ GUARDIAN_ENV = ("PATH", "PYTHONHOME")
 _guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
 _guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
 _run_folder: list[str] = []  # run_folder(), made with the guardian
+_orphans: dict[int, Pidfd] = {}  # adopted orphans (adopted()), each held from its first reading until reaped
 
 
 class Stopping(Exception):
@@ -303,7 +305,7 @@ def _popen(
     if stopping():
         raise Stopping("the run is stopping")
     _guard()
-    with _forking:
+    with _forking:  # tracked before the lock is let go: adopted() never takes it for an orphan
         process = subprocess.Popen(
             from_a_shell(argv),
             stdin=subprocess.PIPE,
@@ -313,7 +315,7 @@ def _popen(
             start_new_session=True,
             pass_fds=pass_fds,
         )
-    return process, _track(process, Pidfd.open(process.pid))  # our child, not waited for: its pid is its own
+        return process, _track(process, Pidfd.open(process.pid))  # our child, not waited for: its pid is its own
 
 
 def forks_settled() -> None:
@@ -353,10 +355,12 @@ def _guard() -> None:
     holding the read end of a pipe whose write end only this process holds. When this process ends,
     however it ends (SIGKILL included), the pipe reads EOF and the guardian reaps everything marked, then
     removes the run folder. The run marker and the folder reach it through that pipe, not its command line
-    or environment: a process found by its command line carrying the marker is one to reap."""
+    or environment: a process found by its command line carrying the marker is one to reap. This process
+    becomes a child subreaper first (adoption_refused), so every orphan of what it starts re-parents to it."""
     with _live_lock:
         if _guardian:
             return
+        adoption_refused()
         folder = tempfile.mkdtemp(prefix="probe-run-")
         read_fd, write_fd = os.pipe()  # both ends close-on-exec: no child of ours holds the write end
         log = tempfile.TemporaryFile()
@@ -537,8 +541,71 @@ def child_env(env: dict[str, str], inherit: bool = False) -> dict[str, str]:
 
 
 def run_processes() -> list[dict]:
-    """The live (non-zombie) processes carrying this run's marker, the probe and its ancestors excepted."""
-    return [p for p in sample.marked_processes(MARKER, RUN_ID, argv=True) if p["pid"] not in _self_and_ancestors()]
+    """The live (non-zombie) processes of this run: those carrying its marker, the probe and its ancestors
+    excepted, and the orphans this process adopted (adopted(): one that dropped every marker included)."""
+    marked = [p for p in sample.marked_processes(MARKER, RUN_ID, argv=True) if p["pid"] not in _self_and_ancestors()]
+    found = {p["pid"] for p in marked}
+    return marked + [
+        {"pid": p["pid"], "state": sample.proc_state(p["pid"]), "cmdline": p["cmdline"]}
+        for p in adopted()
+        if p["pid"] not in found
+    ]
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+@functools.cache
+def adoption_refused() -> str | None:
+    """Make this process a child subreaper (prctl), once; why it cannot be one, None when it is.
+
+    An orphan re-parents to the nearest child subreaper above it, not to init: every orphan of what this
+    process starts, however it left (a double fork, a session of its own, an empty environment, a pidfd of
+    its own), becomes a child of this process, where adopted() finds it. The kernel marks the tree already
+    started too (Linux 4.11 on). Unprivileged, and in no container or CI runner refused: a cgroup of the
+    run's own would need a delegated cgroup v2 subtree, which a CI runner's user does not have."""
+    if not sys.platform.startswith("linux"):
+        return "not Linux: no child subreaper"
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        return f"prctl(PR_SET_CHILD_SUBREAPER) failed: {os.strerror(ctypes.get_errno())}"
+    return None
+
+
+def adopted() -> list[dict]:
+    """The live orphans this process adopted (adoption_refused): each child of it that spawn did not start (not
+    tracked, not the guardian, not a fork of ours before its exec), with whether it carries the run marker
+    (marked: then its marker finds it too); pid, cmdline, marked.
+
+    Each is held by a pidfd from its first reading, a zombie too (an orphan that forked and exited between two
+    readings: a double fork's middle process), and one held that has exited is reaped here through it
+    (Pidfd.reap): nobody else waits for an orphan. The process's other children not spawn's: a fork server
+    (carries the marker), an SDK environment's commands (envs.py: they run before any arm, never while a proof
+    or a reap looks) and a caller's own (a test's), which count as adopted: a proof is refused while they run,
+    and a caller that reaps the run (reap_all) holds none of its own."""
+    me = os.getpid()
+    with _forking, _live_lock:
+        started = {process.pid for process in [*_live, *_guardian]}
+        started |= {server.process.pid for server in _fork_servers.values()}
+        for pid in sample.children(me, exited=True):
+            if pid in started or pid in _orphans or sample.unexeced_fork(pid):
+                continue
+            if (held := Pidfd.open(pid, lambda p: sample.parent_pid(p) == me)) is not None:
+                _orphans[pid] = held
+        found = []
+        for pid, held in list(_orphans.items()):
+            if held.exited():
+                held.reap()
+                held.close()
+                del _orphans[pid]
+            else:
+                marked = sample.carries(pid, MARKER, RUN_ID, argv=True)
+                found.append({"pid": pid, "cmdline": sample.cmdline(pid), "marked": marked})
+    return found
+
+
+def _adopted(pid: int) -> bool:
+    """Whether pid is an orphan this process holds (adopted()) and still its child."""
+    return pid in _orphans and sample.parent_pid(pid) == os.getpid()
 
 
 def _self_and_ancestors() -> set[int]:
@@ -551,18 +618,25 @@ def _self_and_ancestors() -> set[int]:
 
 
 def reap_all(grace: float = TERM_GRACE) -> int:
-    """Kill every process of this run, by marker and by what we spawned; returns how many were alive."""
+    """Kill every process of this run, by marker, the orphans it adopted, and what we spawned (kept tracked until
+    waited for, so no orphan's reaping takes its exit); returns how many were alive."""
     with _live_lock:
         spawned = dict(_live)
-        _live.clear()
 
     def find() -> dict[int, dict]:
         return {p["pid"]: p for p in run_processes()}
 
-    survivors = kill_rounds(find, lambda pid: sample.carries(pid, MARKER, RUN_ID, argv=True), grace, spawned)
+    def ours(pid: int) -> bool:
+        return sample.carries(pid, MARKER, RUN_ID, argv=True) or _adopted(pid)
+
+    survivors = kill_rounds(find, ours, grace, spawned)
     for process in spawned:
         with suppress(subprocess.TimeoutExpired, ForkServerError):
             process.wait(grace)
+    with _live_lock:
+        for process in spawned:
+            _live.pop(process, None)
+    adopted()  # the orphans killed above, reaped
     return len(survivors)
 
 

@@ -520,6 +520,19 @@ _AFTER_TIMERFD = (
     "def _parse_line("
 )
 
+# the helper of "L1-unmarked-helper": a pidfd of the server (its pid the one argument), then a double fork and a
+# session of its own; a second later, SIGKILL through the pidfd
+_UNMARKED_HELPER = (
+    "import os, signal, sys, time\n"
+    "os.closerange(3, 65536)\n"
+    "server = os.pidfd_open(int(sys.argv[1]))\n"
+    "if os.fork():\n    os._exit(0)\n"
+    "os.setsid()\n"
+    "if os.fork():\n    os._exit(0)\n"
+    "time.sleep(1)\n"
+    "signal.pidfd_send_signal(server, signal.SIGKILL)\n"
+)
+
 UNFORESEEN_FIXES = {
     # state set at import that fork(2) drops: a repeating POSIX timer (SIGWINCH, a handler) armed when
     # mcp.server.stdio is imported; its handler ends the server once stdin has been at EOF for 1 s
@@ -556,6 +569,20 @@ UNFORESEEN_FIXES = {
 import signal, subprocess
 signal.signal(signal.SIGUSR1, lambda signum, frame: os._exit(0))
 subprocess.run(["/bin/sh", "-c", f"(sleep 1; kill -USR1 {os.getpid()}) <&- >&- 2>&- &"], start_new_session=True, check=True)
+"""
+    ),
+    # an unmarked helper: at stdin EOF the server posix_spawns a helper with an empty environment and no stdio of
+    # the server's, which double-forks into a session of its own (re-parented away from the server) and SIGKILLs
+    # the server through a pidfd 1 s later; no marker of the run on it, in its environment or command line
+    "L1-unmarked-helper": _at_stdin_eof(
+        f"""
+helper = os.posix_spawn(
+    sys.executable,
+    [sys.executable, "-c", {_UNMARKED_HELPER!r}, str(os.getpid())],
+    {{}},
+    file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)],
+)
+os.waitpid(helper, 0)
 """
     ),
     # a delayed helper: as its shutdown starts, the client leaves a detached helper behind that SIGTERMs

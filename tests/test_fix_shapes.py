@@ -2,7 +2,8 @@
 
 Each shape defeats a fast method that trusts a fork too far or a proof that overlooks a wake source
 (tests/sdk_fixes.py, UNFORESEEN_FIXES): state that fork(2) drops, a subreaper client, a detached
-waker, a delayed helper, a late-closing stream, a SIGINT handler set at import (undone by a fixture that
+waker, a helper that drops every marker (an orphan the probe adopts),
+a delayed helper, a late-closing stream, a SIGINT handler set at import (undone by a fixture that
 reset SIGINT after the import), a watchdog thread that keeps waking (refused by a trigger that waited for
 every thread to idle), a wait on an armed timerfd in the event loop (L8, L10: the loop sleeps in epoll_wait
 with no timeout); or one that takes a caller's bound for a proof
@@ -15,12 +16,17 @@ must leave the other cases reproduced.
 
 from __future__ import annotations
 
+import os
+import time
+
 import pytest
 
+from stdio_probe import sample, spawn
 from stdio_probe.cases import CASES
 from stdio_probe.cases.l11_lifespan_cleanup import TOOL_S
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
+from tests.proof_readings import proof_readings
 from tests.sdk_fixes import GRACE_SHAPES, LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
 
 WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
@@ -83,3 +89,18 @@ def test_l11_reads_the_same_with_both_methods_whatever_the_grace(shape, options,
         assert bug["first_attempt"]["tool_s"] == TOOL_S, bug["first_attempt"]
         assert "tool finished" in bug["first_attempt"]["outcome"], bug["first_attempt"]
     assert "first_attempt" not in control and "first_attempt" not in mitigated
+
+
+def test_a_helper_without_the_runs_marker_is_adopted_refuses_the_proof_and_is_reaped(shaped):
+    """L1-unmarked-helper: the helper drops the environment and leaves for a session of its own. The probe, a child
+    subreaper, adopts it, so the proof is refused while it lives (the arm's evidence says why), and it is reaped
+    once done: no child of this process is left, alive or a zombie."""
+    [run] = run_matrix([shaped("L1-unmarked-helper")], ["L1"], Options(), lambda *event: None)
+    assert run["verdict"] == "not_reproduced", proof_readings(run)
+    refused = [attempt["why_not"] or "" for attempt in run["arms"]["bug"]["proof_attempts"]]
+    assert any("adopted by the probe, carrying no marker of the run" in why for why in refused), refused
+    deadline = time.monotonic() + 5
+    while spawn.run_processes() and time.monotonic() < deadline:  # each scan reaps the orphans that have ended
+        time.sleep(0.05)
+    assert spawn.run_processes() == []
+    assert sample.children(os.getpid(), exited=True) == sample.children(os.getpid()), "a zombie child is left"
