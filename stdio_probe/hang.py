@@ -326,11 +326,13 @@ def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> tu
     """Why one of pid's fds that a thread waits on (fd -> which thread) could become ready by the doing of a
     process outside allowed (pid among them), or None; with the row of the table that ruled out each fd it
     read (fd -> row). The table: a pipe whose other end (the write end of a read end, and the other way round)
-    only processes of allowed or the probe hold; a Unix socket that, with its peer, only they hold; an eventfd
-    at count 0, a disarmed timerfd or a signalfd (_anon_ready) that only processes of allowed hold (kcmp); a
-    pidfd of a live process of allowed (_pidfd_ready). Anything else (an armed timerfd, a network socket, a
-    file) is a wake source."""
-    ends = allowed | {os.getpid()}  # the probe writes or reads a pipe or socket only as the proof awaits
+    only processes of allowed or the probe hold, and not one the probe drains (spawn.drained_pipes: a server's
+    stderr, a host's stdout and stderr, read by the probe whatever the proof awaits); a Unix socket that, with
+    its peer, only they hold; an eventfd at count 0, a disarmed timerfd or a signalfd (_anon_ready) that only
+    processes of allowed hold (kcmp); a pidfd of a live process of allowed (_pidfd_ready). Anything else (an
+    armed timerfd, a network socket, a file) is a wake source."""
+    # the probe writes or reads a pipe or socket only as the proof awaits, but for the pipes it drains
+    ends = allowed | {os.getpid()}
     rows: dict[int, str] = {}
     sockets: dict[str, int] = {}  # a socket or its peer -> the fd it is reached by
     anon: dict[int, str] = {}  # fd -> its row, once kcmp says who else holds it
@@ -346,6 +348,8 @@ def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> tu
             if why is not None:
                 return why, rows
             anon[fd] = row
+        elif target is not None and target.startswith("pipe:[") and int(target[6:-1]) in spawn.drained_pipes():
+            return f"{waiter}: fd {fd} is {target}, which the probe drains (its next read makes room)", rows
         elif target is not None and target.startswith("pipe:["):
             others = _pipe_other_end(pid, fd, int(target[6:-1]))
             if others is None:

@@ -75,6 +75,7 @@ GUARDIAN_ENV = ("PATH", "PYTHONHOME")
 _guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
 _guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
 _run_folder: list[str] = []  # run_folder(), made with the guardian
+_drained: set[int] = set()  # inodes of the pipes StderrRings drain (drained_pipes)
 _orphans: dict[int, Pidfd] = {}  # adopted orphans (adopted()), each held from its first reading until reaped
 
 
@@ -391,6 +392,14 @@ def _guard() -> None:
         _run_folder.append(folder)
 
 
+def drained_pipes() -> set[int]:
+    """The inodes of the pipes the probe drains while its proofs look (StderrRing: a server's stderr, a host's
+    stdout and stderr, which a host's server may inherit): a writer blocked on one is woken by the probe's next
+    read, so the proof rule never takes "only the probe holds the other end" as ruling such a pipe out."""
+    with _live_lock:
+        return set(_drained)
+
+
 class StderrRing:
     """A child's stderr drained by a thread into a ring of the last STDERR_LIMIT bytes.
 
@@ -402,16 +411,23 @@ class StderrRing:
         self._ring = bytearray()
         self.total = 0
         self._lock = threading.Lock()
+        self._inode = os.fstat(stream.fileno()).st_ino
+        with _live_lock:
+            _drained.add(self._inode)
         self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
         self._thread.start()
 
     def _drain(self, stream) -> None:
-        with stream:
-            while chunk := os.read(stream.fileno(), 65536):
-                with self._lock:
-                    self.total += len(chunk)
-                    self._ring += chunk
-                    del self._ring[:-STDERR_LIMIT]
+        try:
+            with stream:
+                while chunk := os.read(stream.fileno(), 65536):
+                    with self._lock:
+                        self.total += len(chunk)
+                        self._ring += chunk
+                        del self._ring[:-STDERR_LIMIT]
+        finally:
+            with _live_lock:
+                _drained.discard(self._inode)
 
     def seek(self, offset: int) -> None:
         """Child seeks before reading a file; a ring is always read whole."""

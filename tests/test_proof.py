@@ -21,7 +21,7 @@ from stdio_probe import driver, hang, sample, wire
 from stdio_probe.cases import l1_full_pipe
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
-from stdio_probe.spawn import spawn
+from stdio_probe.spawn import StderrRing, spawn
 from tests.proof_readings import proof_readings
 from tests.sdk_fixes import UNFORESEEN_L1_FIXES, patched_sdk
 
@@ -196,3 +196,27 @@ def test_a_proof_keeps_what_each_thread_waited_on_and_the_row_that_ruled_out_eac
         reader.kill()
         reader.wait()
         os.close(write_end)
+
+
+def test_a_writer_blocked_on_a_pipe_the_probe_drains_is_never_proven_waiting():
+    """A process writing without end to a pipe a StderrRing drains (a host's stdout and stderr, a server's stderr:
+    H7's flood goes there): blocked in write() whenever the pipe is full, and woken by the probe's next read, so
+    the row "other end held only by the probe" never rules that pipe out (spawn.drained_pipes)."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", "import os\nwhile True:\n    os.write(1, b'x' * 65536)"],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    ring = StderrRing(writer.stdout)
+    marker = ("PROBE_SPAWN_ID", "none")
+    try:
+        deadline, drained = time.monotonic() + 30, 0
+        while drained < 5 and time.monotonic() < deadline:
+            proof = hang.prove_waiting_forever(writer.pid, marker)
+            assert not proof["proven"], proof["readings"]
+            drained += "which the probe drains" in (proof["why_not"] or "")
+        assert drained == 5, "the writer was never read blocked on the drained pipe"
+    finally:
+        writer.kill()
+        writer.wait()
+    assert ring.total > 0
