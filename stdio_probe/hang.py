@@ -12,6 +12,8 @@ it, and where the proof looks:
   a futex shared with another process the futex op (not FUTEX_PRIVATE_FLAG)
   an interval timer (alarm, setitimer) asked of the fixture (fixtures/timer_query.py):
                                       /proc does not show them; no answer, no proof
+                                      (a process we cannot ask: no SIGALRM handler,
+                                      SIGALRM not blocked in every thread: _foreign_timers)
   a POSIX timer                       /proc/PID/timers
   a pending signal                    SigPnd per thread, ShdPnd, in /proc/PID[/task/TID]/status
   an fd a blocked epoll/poll, read or  its epoll interest list (/proc/PID/fdinfo/EPFD) or pollfd
@@ -441,7 +443,7 @@ def _anon_shared(pid: int, fds: list[int], allowed: set[int]) -> tuple[str | Non
     return None, holders
 
 
-FOREIGN_TIMERS_ROW = "not a Go runtime, no SIGALRM handler: a timer can only kill it, which is no exit"
+FOREIGN_TIMERS_ROW = "not a Go runtime, SIGALRM neither caught nor held pending: a timer can only kill it (no exit)"
 
 
 def _foreign_timers(pid: int) -> str | None:
@@ -452,8 +454,10 @@ def _foreign_timers(pid: int) -> str | None:
     one, and the reason says which of the two it is, not what follows from it. ITIMER_VIRTUAL and
     ITIMER_PROF advance only while the process uses CPU, which a process whose threads all stay asleep
     does not (the proof checks that none ran). ITIMER_REAL delivers SIGALRM: with no handler for it
-    (SigCgt), it either does nothing (ignored, blocked) or kills the process, which is not an exit on
-    EOF either. A handler could run code that exits: no proof.
+    (SigCgt), it is discarded (ignored) or kills the process, which is not an exit on EOF either, unless
+    every thread blocks it: then it stays pending, and a signalfd the process watches becomes readable
+    (read, its loop runs code that exits; the signalfd row of the table holds only while nothing is
+    pending). A handler, or SIGALRM blocked in every thread and not ignored: no proof.
     """
     runtime = sample.go_runtime(pid)
     if runtime is None:
@@ -463,8 +467,14 @@ def _foreign_timers(pid: int) -> str | None:
     caught = sample.caught_signals(pid)
     if caught is None:
         return "signal dispositions unreadable"
-    if caught & (1 << (signal.SIGALRM - 1)):
+    alarm = 1 << (signal.SIGALRM - 1)
+    if caught & alarm:
         return "SIGALRM has a handler (an interval timer could wake the process)"
+    held, ignored = sample.blocked_in_every_thread(pid), sample.ignored_signals(pid)
+    if held is None or ignored is None:
+        return "signal masks unreadable"
+    if held & alarm and not ignored & alarm:
+        return "SIGALRM is blocked in every thread: an interval timer's would stay pending, for a signalfd to read"
     return None
 
 

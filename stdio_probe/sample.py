@@ -220,6 +220,28 @@ def caught_signals(pid: int) -> int | None:
     return None if caught is None else int(caught, 16)
 
 
+def ignored_signals(pid: int) -> int | None:
+    """The mask of signals the process ignores (SigIgn in /proc/<pid>/status), or None."""
+    ignored = _status_fields(f"/proc/{pid}/status").get("SigIgn")
+    return None if ignored is None else int(ignored, 16)
+
+
+def blocked_in_every_thread(pid: int) -> int | None:
+    """The mask of signals every thread of the process blocks (SigBlk of each /proc/<pid>/task/<tid>/status):
+    one of them sent to the process stays pending. None when a thread's mask cannot be read (or none can)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    masks = [_status_fields(f"/proc/{pid}/task/{tid}/status").get("SigBlk") for tid in tids]
+    if not masks or None in masks:
+        return None
+    held = -1
+    for mask in masks:
+        held &= int(mask, 16)
+    return held
+
+
 def session_id(pid: int) -> int | None:
     """The session id from /proc/<pid>/stat, or None when the process is gone."""
     stat = _read(f"/proc/{pid}/stat")

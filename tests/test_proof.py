@@ -173,6 +173,41 @@ def test_a_loop_waiting_on_an_armed_timerfd_can_wake_and_on_a_disarmed_one_canno
         waiter.wait()
 
 
+LOOP_ON_SIGNALFD = """
+import ctypes, os, select, signal, sys
+if sys.argv[1] == "held":  # SIGALRM blocked: an interval timer's stays pending, and the signalfd becomes readable
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    signal.setitimer(signal.ITIMER_REAL, 600)
+mask = (ctypes.c_ulong * 16)(1 << (signal.SIGALRM - 1))
+loop = select.epoll()
+loop.register(ctypes.CDLL(None).signalfd(-1, mask, os.O_CLOEXEC), select.EPOLLIN)
+loop.poll()
+"""
+
+
+@pytest.mark.parametrize(("alarm", "proven"), [("held", False), ("default", True)])
+def test_a_loop_on_a_signalfd_can_be_woken_by_an_interval_timer_when_sigalrm_is_blocked(alarm, proven):
+    """A host we cannot ask about its interval timers, its loop in epoll_wait on a signalfd for SIGALRM and no
+    handler for it: with SIGALRM blocked in every thread, an ITIMER_REAL (which /proc does not show) leaves it
+    pending and the signalfd readable, so no proof; with SIGALRM at its default action, a timer can only kill."""
+    waiter = subprocess.Popen([sys.executable, "-c", LOOP_ON_SIGNALFD, alarm], start_new_session=True)
+    marker = ("PROBE_SPAWN_ID", "none")
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+            t["syscall"].get("name", "").startswith("epoll") for t in sample.threads(waiter.pid)
+        ):
+            time.sleep(0.02)
+        proof = hang.prove_waiting_forever(waiter.pid, marker)
+        assert proof["proven"] is proven, proof["why_not"]
+        if not proven:
+            assert proof["why_not"].startswith("SIGALRM is blocked in every thread"), proof["why_not"]
+        assert hang.prove_blocked_together({waiter.pid: marker})["proven"] is proven
+    finally:
+        waiter.kill()
+        waiter.wait()
+
+
 def test_a_proof_keeps_what_each_thread_waited_on_and_the_row_that_ruled_out_each_source():
     """A process reading a pipe whose only writer is the probe, proven waiting forever: its proof's readings
     name the thread, its read on fd 0 and the row that ruled that fd out, and each process-wide row; the same
