@@ -788,3 +788,362 @@ BREAKS = {
         "server/stdio.py": [('"""Stdio server transport', 'raise SystemExit(3)\n"""Stdio server transport')]
     },
 }
+
+
+# A third round of shapes (tests/test_fix_shapes.py, FRESH_SHAPES), one or more for every case, in mechanisms the
+# shapes above do not use; each with the verdict both methods must give: not_reproduced for a fix, reproduced for a
+# shape that looks like one and leaves the defect in place. Each was checked by hand first (docs/measurements.md).
+_CLIENT_WRITE = "                    json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"
+_CLIENT_DRAIN = "                finally:\n                    await _drain_stdout(process)\n"
+_CLIENT_TASKS = "        tg.start_soon(stdin_writer)\n"
+_CLIENT_SHIELD = "            with anyio.CancelScope(shield=True):\n                await shutdown()\n"
+_CLIENT_GRACE = "    if not await _wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT):\n"
+_CLIENT_AFTER_STOP = "    # Reaps surviving Windows job members now, not at GC; no-op on POSIX.\n"
+_SERVER_YIELD = "            yield read_stream, write_stream\n    finally:\n"
+
+
+def _before_parse_line(code: str) -> tuple[str, str]:
+    """An edit of mcp/client/stdio.py that puts module-level code (a helper) before _parse_line."""
+    return ("def _parse_line(", f"{code.strip()}\n\n\ndef _parse_line(")
+
+
+FRESH_SHAPES: dict[str, tuple[dict[str, list[tuple[str, str]]], str]] = {
+    # an armed timerfd in the server's event loop: at stdin EOF the server arms one for 1 s (loop.add_reader), whose
+    # expiry exits; its writer thread stays in write(2) on the full pipe meanwhile, the loop in epoll_wait
+    "L1-timerfd-exit": (
+        _at_stdin_eof(
+            """
+import asyncio, ctypes
+_fd = ctypes.CDLL(None).timerfd_create(1, os.O_NONBLOCK | os.O_CLOEXEC)
+ctypes.CDLL(None).timerfd_settime(_fd, 0, (ctypes.c_long * 4)(0, 0, 1, 0), None)
+asyncio.get_running_loop().add_reader(_fd, os._exit, 0)
+"""
+        ),
+        "not_reproduced",
+    ),
+    # not a fix: at stdin EOF another thread closes the fd the writer thread is blocked writing to; a write(2) in
+    # progress holds its file, so the thread stays blocked on the full pipe and the server never exits
+    "L1-close-from-thread": (
+        _at_stdin_eof(
+            """
+threading.Timer(0.5, os.close, (stdout.wrapped.buffer.fileno(),)).start()
+"""
+        ),
+        "reproduced",
+    ),
+    # a writer that escapes: a message pydantic cannot serialise is written as json.dumps of its python dump, which
+    # escapes the lone surrogate (\\udcff) as ASCII, so the writer and the session live on (the SDK's own client
+    # cannot parse that escape, so that one answer is lost to it: the call after it is answered)
+    "L2-ascii-escape": (
+        {
+            "server/stdio.py": [
+                (
+                    "                        json = session_message.message.model_dump_json("
+                    "by_alias=True, exclude_unset=True)\n",
+                    "                        try:\n"
+                    "                            json = session_message.message.model_dump_json("
+                    "by_alias=True, exclude_unset=True)\n"
+                    "                        except ValueError:\n"
+                    '                            json = __import__("json").dumps(\n'
+                    "                                session_message.message.model_dump(by_alias=True, exclude_unset=True),"
+                    " default=str\n"
+                    "                            )\n",
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a guard stack: the rejected connect's own exit stack is closed by a guard that a successful aggregation
+    # disarms (pop_all)
+    "L3-guard-stack": (
+        {
+            "client/session_group.py": [
+                (
+                    "        return await self.connect_with_session(server_info, session)\n",
+                    "        async with contextlib.AsyncExitStack() as guard:\n"
+                    "            guard.push_async_callback(lambda: self._session_exit_stacks.pop(session).aclose())\n"
+                    "            await self.connect_with_session(server_info, session)\n"
+                    "            guard.pop_all()\n"
+                    "        return session\n",
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a disconnect by owner: every tool the group routes to the session goes, whatever its reverse index holds
+    "L4-by-owner": (
+        {
+            "client/session_group.py": [
+                (
+                    "        # Clean up the session's resources via its dedicated exit stack\n",
+                    "        for name in [n for n, owner in self._tool_to_session.items() if owner is session]:\n"
+                    "            self._tools.pop(name, None)\n"
+                    "            del self._tool_to_session[name]\n\n"
+                    "        # Clean up the session's resources via its dedicated exit stack\n",
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a threading.Timer: a decode error makes a timer thread close the session's read stream 1 s later (through
+    # call_soon_threadsafe), so the pending request fails while the reader drains
+    "L5-timer-thread": (
+        {
+            "client/stdio.py": [
+                (
+                    _CLIENT_DRAIN,
+                    "                except UnicodeDecodeError:\n"
+                    '                    __import__("threading").Timer(\n'
+                    '                        1.0, __import__("asyncio").get_running_loop().call_soon_threadsafe,'
+                    " (read_stream_writer.close,)\n"
+                    "                    ).start()\n" + _CLIENT_DRAIN,
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a resync by loop.call_later: 0.3 s after a listen is acknowledged the stream gets a tools-changed event (a
+    # "refetch", nothing replayed), so a host that re-lists on events re-lists after a reconnect
+    "L6-call-later-resync": (
+        {
+            "client/subscriptions.py": [
+                (
+                    "        yield Subscription(route, request_id, route.honored, on_event)\n",
+                    "        if route.honored.tools_list_changed:\n"
+                    '            __import__("asyncio").get_running_loop().call_later(0.3, route.deliver,'
+                    " ToolsListChanged())\n"
+                    "        yield Subscription(route, request_id, route.honored, on_event)\n",
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a scrubbing writer: a request pydantic cannot serialise is sent with its lone surrogates replaced, so every
+    # call is answered and the session lives on
+    "L7-scrub": (
+        {
+            "client/stdio.py": [
+                (
+                    _CLIENT_WRITE,
+                    "                    try:\n"
+                    "    " + _CLIENT_WRITE + "                    except ValueError:\n"
+                    "                        dump = session_message.message.model_dump(by_alias=True, exclude_unset=True)\n"
+                    '                        json = __import__("json").dumps(_scrub(dump), default=str)\n',
+                ),
+                _before_parse_line(
+                    """
+def _scrub(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_scrub(item) for item in value]
+    return value
+"""
+                ),
+            ]
+        },
+        "not_reproduced",
+    ),
+    # SIGALRM by setitimer: once the server has exited, the client arms ITIMER_REAL for 1 s, its SIGALRM handled
+    # by the event loop (add_signal_handler: set_wakeup_fd), which closes the session's read stream
+    "L8-itimer-close": (
+        {
+            "client/stdio.py": [
+                (
+                    _CLIENT_TASKS,
+                    _CLIENT_TASKS + "\n"
+                    "        async def close_on_alarm() -> None:\n"
+                    "            while process.returncode is None:\n"
+                    "                await anyio.sleep(0.05)\n"
+                    '            signal = __import__("signal")\n'
+                    '            __import__("asyncio").get_running_loop().add_signal_handler(signal.SIGALRM,'
+                    " read_stream_writer.close)\n"
+                    "            signal.setitimer(signal.ITIMER_REAL, 1.0)\n\n"
+                    "        tg.start_soon(close_on_alarm)\n",
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a threading.Timer: once the server is stopped, a timer thread SIGTERMs its group 1 s later, so what it left
+    # there goes whether it exited by itself or not
+    "L9-timer-group": (
+        {
+            "client/stdio.py": [
+                (
+                    _CLIENT_AFTER_STOP,
+                    '    __import__("threading").Timer(1.0, _signal_group, (process.pid,)).start()\n'
+                    + _CLIENT_AFTER_STOP,
+                ),
+                _before_parse_line(
+                    """
+def _signal_group(pgid: int) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(pgid, __import__("signal").SIGTERM)
+"""
+                ),
+            ]
+        },
+        "not_reproduced",
+    ),
+    # not a fix: the same timer SIGTERMs the server alone (os.kill, not its group), which has already exited
+    "L9-timer-server-only": (
+        {
+            "client/stdio.py": [
+                (
+                    _CLIENT_AFTER_STOP,
+                    '    __import__("threading").Timer(1.0, _signal_server, (process.pid,)).start()\n'
+                    + _CLIENT_AFTER_STOP,
+                ),
+                _before_parse_line(
+                    """
+def _signal_server(pid: int) -> None:
+    with suppress(ProcessLookupError):
+        os.kill(pid, __import__("signal").SIGTERM)
+"""
+                ),
+            ]
+        },
+        "reproduced",
+    ),
+    # a watchdog thread with a short period: a native cancel through the shutdown's shield starts a thread that
+    # wakes every 50 ms (select with a timeout) and SIGTERMs the server's group 1 s later
+    "L10-watchdog-thread": (
+        {
+            "client/stdio.py": [
+                (
+                    _CLIENT_SHIELD,
+                    "            try:\n"
+                    "                with anyio.CancelScope(shield=True):\n"
+                    "                    await shutdown()\n"
+                    '            except __import__("asyncio").CancelledError:\n'
+                    '                __import__("threading").Thread(target=_watchdog, args=(process.pid,),'
+                    " daemon=True).start()\n"
+                    "                raise\n",
+                ),
+                _before_parse_line(
+                    """
+def _watchdog(pgid: int) -> None:
+    import select, signal, time
+
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        select.select([], [], [], 0.05)
+    with suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM)
+"""
+                ),
+            ]
+        },
+        "not_reproduced",
+    ),
+    # SIGALRM by setitimer, read from a signalfd: mcp.client.stdio blocks SIGALRM at import (threads started later
+    # inherit the mask); a native cancel through the shutdown's shield arms ITIMER_REAL for 1 s, whose SIGALRM stays
+    # pending and makes a signalfd the event loop watches readable; its reader SIGTERMs the server's group. No handler
+    # (SigCgt), no timer in /proc: only the blocked mask says a SIGALRM could wake the loop
+    "L10-signalfd-alarm": (
+        {
+            "client/stdio.py": [
+                (
+                    "logger = logging.getLogger(__name__)\n",
+                    "logger = logging.getLogger(__name__)\n"
+                    '__import__("signal").pthread_sigmask(__import__("signal").SIG_BLOCK, {__import__("signal").SIGALRM})\n',
+                ),
+                (
+                    _CLIENT_SHIELD,
+                    "            try:\n"
+                    "                with anyio.CancelScope(shield=True):\n"
+                    "                    await shutdown()\n"
+                    '            except __import__("asyncio").CancelledError:\n'
+                    "                _alarm_then_terminate(process.pid)\n"
+                    "                raise\n",
+                ),
+                _before_parse_line(
+                    """
+def _alarm_then_terminate(pgid: int) -> None:
+    import asyncio, ctypes, signal
+
+    mask = (ctypes.c_ulong * 16)(1 << (signal.SIGALRM - 1))
+    fd = ctypes.CDLL(None).signalfd(-1, mask, os.O_NONBLOCK | os.O_CLOEXEC)
+    loop = asyncio.get_running_loop()
+
+    def alarmed() -> None:
+        loop.remove_reader(fd)
+        os.close(fd)
+        with suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGTERM)
+
+    loop.add_reader(fd, alarmed)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+"""
+                ),
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a pidfd grace: after closing stdin the client waits for the server's exit on a pidfd (anyio.wait_readable),
+    # bounded at 30 s by anyio.move_on_after, so a server finishing a sync tool runs its lifespan cleanup
+    "L11-pidfd-grace": (
+        {
+            "client/stdio.py": [
+                (_CLIENT_GRACE, "    if not await _wait_on_pidfd(process, 30.0):\n"),
+                _before_parse_line(
+                    """
+async def _wait_on_pidfd(process, bound: float) -> bool:
+    try:
+        fd = os.pidfd_open(process.pid)
+    except ProcessLookupError:
+        return await _wait_for_process_exit(process, _KILL_REAP_TIMEOUT)
+    try:
+        with anyio.move_on_after(bound):
+            await anyio.wait_readable(fd)
+    finally:
+        os.close(fd)
+    return await _wait_for_process_exit(process, _KILL_REAP_TIMEOUT)
+"""
+                ),
+            ]
+        },
+        "not_reproduced",
+    ),
+    # SIGALRM by setitimer: while serving, a SIGINT (passed on to asyncio's handler) also arms ITIMER_REAL for 1 s,
+    # whose SIGALRM handler exits with 130
+    "L12-itimer-exit": (
+        {
+            "server/stdio.py": [
+                (
+                    _SERVING,
+                    "    _signal = __import__('signal')\n"
+                    "    _previous = _signal.getsignal(_signal.SIGINT)\n\n"
+                    "    def _arm_exit(signum, frame):\n"
+                    "        _signal.signal(_signal.SIGALRM, lambda *_: os._exit(130))\n"
+                    "        _signal.setitimer(_signal.ITIMER_REAL, 1.0)\n"
+                    "        if callable(_previous):\n"
+                    "            _previous(signum, frame)\n\n"
+                    "    _signal.signal(_signal.SIGINT, _arm_exit)\n" + _SERVING,
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+    # a threading.Timer: whatever ends the session with an exception (a tool's SystemExit, a writer that dies)
+    # starts a timer that ends the process 1 s later, so the host's call fails at the EOF of its stdout
+    "L13-timer-exit": (
+        {
+            "server/stdio.py": [
+                (
+                    _SERVER_YIELD,
+                    "            try:\n"
+                    "                yield read_stream, write_stream\n"
+                    "            except BaseException:\n"
+                    "                threading.Timer(1.0, os._exit, (1,)).start()\n"
+                    "                raise\n"
+                    "    finally:\n",
+                )
+            ]
+        },
+        "not_reproduced",
+    ),
+}

@@ -9,7 +9,10 @@ every thread to idle), a wait on an armed timerfd in the event loop (L8, L10: th
 with no timeout); or one that takes a caller's bound for a proof
 (LATE_FIXES): a decode error surfaced after 3 s (L5), a writer that serves again after 3 s (L7);
 or one whose trigger the fast method's shorter wait would miss (GRACE_SHAPES): a client grace of 3 s
-outlasting L11's 2.5 s tool (still reproduced), a client that waits for its server without a bound.
+outlasting L11's 2.5 s tool (still reproduced), a client that waits for its server without a bound;
+and a round for every case (FRESH_SHAPES) in mechanisms none of those use, fixes and shapes that only look like
+one: an armed timerfd, a threading.Timer, a watchdog thread, SIGALRM by setitimer (the fixture's and the host's),
+loop.call_later, a pidfd wait, a guard stack, a fd closed under a blocked write.
 The fast run covers every case, so a fix that costs a fast path (fixtures exec'd, a proof withheld)
 must leave the other cases reproduced.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -27,7 +31,7 @@ from stdio_probe.cases.l11_lifespan_cleanup import TOOL_S
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
 from tests.proof_readings import proof_readings
-from tests.sdk_fixes import GRACE_SHAPES, LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
+from tests.sdk_fixes import FRESH_SHAPES, GRACE_SHAPES, LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
 
 WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
 # what else a shape fixes: the delayed helper's SIGTERM to the server's group also ends what a server that
@@ -35,7 +39,8 @@ WINDOW = Options(method="window", window=5.0)  # the window method, with a short
 ALSO_FIXES = {"L10-delayed-helper": {"L9"}}
 EXECD = {"L1-import-posix-timer": "POSIX timer", "L9-subreaper-client": "child-subreaper flag"}
 SHAPES = {**UNFORESEEN_FIXES, **LATE_FIXES}
-EDITS = {**SHAPES, **{name: edits for name, (edits, _) in GRACE_SHAPES.items()}}
+EDITS = {**SHAPES, **{name: edits for name, (edits, _) in (GRACE_SHAPES | FRESH_SHAPES).items()}}
+SHAPES_AT_ONCE = 4  # fresh shapes whose runs go on side by side (each its own arms, in parallel in the fast method)
 
 
 @pytest.fixture(scope="session")
@@ -104,3 +109,21 @@ def test_a_helper_without_the_runs_marker_is_adopted_refuses_the_proof_and_is_re
         time.sleep(0.05)
     assert spawn.run_processes() == []
     assert sample.children(os.getpid(), exited=True) == sample.children(os.getpid()), "a zombie child is left"
+
+
+@pytest.mark.slow(100)
+@pytest.mark.parametrize("options", [Options(), WINDOW], ids=["fast", "window"])
+def test_fresh_shapes_read_the_same_with_both_methods(options, shaped):
+    """Every FRESH_SHAPES shape, its own case only (a shape may fix others too: L13's timer ends L12's server),
+    SHAPES_AT_ONCE at a time: each must read what its hand check found, fixed or not, in either method."""
+    shapes = list(FRESH_SHAPES)
+    sdks = {name: shaped(name) for name in shapes}  # copied here: the workers share the fixture's cache
+
+    def run(name: str) -> dict:
+        [found] = run_matrix([sdks[name]], [name.split("-")[0]], options, lambda *event: None)
+        return found
+
+    with ThreadPoolExecutor(max_workers=SHAPES_AT_ONCE) as pool:
+        runs = dict(zip(shapes, pool.map(run, shapes), strict=True))
+    wrong = {name: proof_readings(found) for name, found in runs.items() if found["verdict"] != FRESH_SHAPES[name][1]}
+    assert not wrong, wrong
