@@ -111,7 +111,7 @@ def test_a_helper_without_the_runs_marker_is_adopted_refuses_the_proof_and_is_re
     assert sample.children(os.getpid(), exited=True) == sample.children(os.getpid()), "a zombie child is left"
 
 
-@pytest.mark.slow(100)
+@pytest.mark.slow(150)
 @pytest.mark.parametrize("options", [Options(), WINDOW], ids=["fast", "window"])
 def test_fresh_shapes_read_the_same_with_both_methods(options, shaped):
     """Every FRESH_SHAPES shape, its own case only (a shape may fix others too: L13's timer ends L12's server),
