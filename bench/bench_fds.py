@@ -1,6 +1,6 @@
 """The probe's own open fds over a sweep: the peak and the last count, sampled from /proc every 0.1 s.
 
-Each finished arm's pipes, sockets and files are closed (spawn.arm_scope), so the count stays bounded
+Each finished arm's pipes, sockets and files are closed (Supervisor.arm_scope), so the count stays bounded
 by the arms running at once and the fork servers alive, however many SDKs a sweep covers; before that
 fix it grew with every SDK (405 at the peak of a sweep of every release), and past 1024 select(2)
 failed in the host contract's drain.

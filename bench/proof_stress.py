@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from stdio_probe import runner, spawn  # noqa: E402
+from stdio_probe import runner  # noqa: E402
 from stdio_probe.host_contract import Pidfd  # noqa: E402
 from stdio_probe.model import Host, Options  # noqa: E402
 from tests import third_party_hosts  # noqa: E402
@@ -80,8 +80,7 @@ def main() -> None:
         for round_ in range(1, args.rounds + 1):
             loads.append(os.getloadavg()[0])
             started = time.monotonic()
-            runs = runner.run_hosts(chosen, checks, Options(10.0, "fast"), lambda *event: None)
-            spawn.reap_all()
+            runs = runner.run_hosts(chosen, checks, Options(10.0, "fast"), lambda *event: None)  # reaped at its end
             for run in runs:
                 host = run["host"]["label"].split("#")[0]
                 verdicts.setdefault(host, Counter())[run["verdict"]] += 1

@@ -59,7 +59,7 @@ STDOUT = "-"  # --out -: results.json on stdout, the report on stderr
 
 
 class Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived: unwinds the main thread so the run is cut short (spawn.stop).
+    """SIGINT or SIGTERM arrived: unwinds the main thread so the run is cut short (its Supervisor's stop).
 
     A BaseException, as KeyboardInterrupt is: no `except Exception` in the probe may swallow it.
     """
@@ -210,7 +210,8 @@ def entry_point() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the probe; every exit path, a signal included, reaps what the run spawned.
+    """Run the probe; every exit path, a signal included, reaps what the run spawned (record_and_finish's
+    Supervisor, on leaving it).
 
     A failure of the probe itself (an OSError such as a full disk or a closed stdout, or any bug) is one
     line on stderr and EXIT_INTERNAL, never a traceback; after a signal, any failure is the signal's
@@ -237,12 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             what = "error" if isinstance(exc, OSError) else f"internal error: {type(exc).__name__}"  # else a bug
             _say(errors, f"{what}: {exc}")
             return EXIT_INTERNAL
-        finally:
-            if not start.received and not spawn.stopping():  # after a signal, spawn.stop() below reaps
-                spawn.reap_all()
     except Interrupted as exc:
-        if not spawn.stopping():  # the runner stops the run itself when the signal reaches it there
-            spawn.stop()
         _say(errors, f"{start.WORDS[exc.signum]}: every process reaped, no results written")
         return start.CODES[exc.signum]
     finally:
@@ -350,20 +346,23 @@ def record_and_finish(
     failed: Sequence[Run] = (),
 ) -> int:
     """The subject's run (the runs of failed, SDKs that could not be made ready, after it) under a live view of
-    the subject's rows; then reap, write results.json, report, gate, and --bisect's code: the end of every run.
+    the subject's rows; then reap (the end of the run's supervisor), write results.json, report, gate, and
+    --bisect's code: the end of every run. The supervisor is made here, so that its end says how many processes
+    outlived their arms; leaving its block any other way (a failure, a signal) reaps or stops the run.
 
     Everything shown or written comes from the runs with their secrets masked (context.redact), the live
     notes too."""
     options = Options(window=args.window, method=args.method)
     console, errors = context.console(args.out), context.errors
     started = datetime.datetime.now(datetime.UTC)
-    with report.LiveArms(console, subject.rows()) as live:
+    with spawn.Supervisor() as supervisor:
+        with report.LiveArms(console, subject.rows()) as live:
 
-        def shown(label: str, case: str, arm: str, status: str, note: str) -> None:
-            live(label, case, arm, status, context.redact.text(note))
+            def shown(label: str, case: str, arm: str, status: str, note: str) -> None:
+                live(label, case, arm, status, context.redact.text(note))
 
-        runs = [*runner.run_subject(subject, options, shown), *failed]
-    leftovers = spawn.reap_all()
+            runs = [*runner.run_subject(subject, options, shown, supervisor), *failed]
+        leftovers = supervisor.end()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": leftovers}
     document = context.redact(record.results(meta, runs))
     runs = document["runs"]

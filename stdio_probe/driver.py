@@ -12,10 +12,9 @@ import os
 import time
 from collections.abc import Callable
 
-from stdio_probe import hang, sample
+from stdio_probe import hang, sample, spawn
 from stdio_probe.model import Options, Sdk
 from stdio_probe.progress import Clock
-from stdio_probe.spawn import spawn, wait_progressing
 
 DRIVER = "driver_session_group.py"
 PROGRESS_CHECK = 0.5  # seconds between looks at the tree's CPU time; a report ends the wait at once
@@ -86,7 +85,7 @@ def run_driver(
     report_r, report_w = os.pipe()
     ack_r, ack_w = os.pipe()
     fd_args = ["--report-fd", str(report_w), "--ack-fd", str(ack_r)]
-    child = spawn(sdk.python, script, [*fd_args, *args], sdk.env, pass_fds=(report_w, ack_r))
+    child = spawn.current().spawn(sdk.python, script, [*fd_args, *args], sdk.env, pass_fds=(report_w, ack_r))
     os.close(report_w)
     os.close(ack_r)
     checkpoints: list[dict] = []
@@ -158,7 +157,7 @@ def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], 
             return True
         return False
 
-    if not wait_progressing(ready, clock, idle_bound, PROGRESS_CHECK):
+    if not spawn.wait_progressing(ready, clock, idle_bound, PROGRESS_CHECK):
         return False
     return evidence.get("stuck", True)
 

@@ -2,7 +2,7 @@
 needs it) a timer query, and ended whatever the arm does.
 
 Written once for every case that drives a server fixture (L1, L2, L12, L13): the fixture is spawned
-(spawn.spawn: its own session, the run and spawn markers), given --events and --timer-query-fd, and
+(Supervisor.spawn: its own session, the run and spawn markers), given --events and --timer-query-fd, and
 on leaving the block it is stopped (SIGTERM to its group, then SIGKILL) and the probe's end of the
 timer query closed, also when the arm raises or the spawn fails. Arm.finish adds the facts every
 such arm record carries: the fixture, the SDK configuration it logged, its exit facts, and
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from stdio_probe import fixture_log, hang
+from stdio_probe import fixture_log, hang, spawn
 from stdio_probe.model import Sdk
-from stdio_probe.spawn import Child, spawn
+from stdio_probe.spawn import Child
 
 
 @dataclass
@@ -45,7 +45,7 @@ def started(sdk: Sdk, script: str, args: list[str], timers: bool = False) -> Ite
             fds = () if query is None else (query.fixture_fd,)
             args = [*args, *(["--timer-query-fd", str(query.fixture_fd)] if query else []), "--events", events.path]
             try:
-                child = spawn(sdk.python, script, args, sdk.env, pass_fds=fds)
+                child = spawn.current().spawn(sdk.python, script, args, sdk.env, pass_fds=fds)
             finally:
                 if query is not None:
                     query.spawned()

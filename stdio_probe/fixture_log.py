@@ -21,7 +21,7 @@ class EventsFile:
     """A fresh events file for one fixture, removed on exit."""
 
     def __enter__(self) -> EventsFile:
-        self._folder = tempfile.TemporaryDirectory(prefix="probe-events-", dir=spawn.run_folder())
+        self._folder = tempfile.TemporaryDirectory(prefix="probe-events-", dir=spawn.current().run_folder())
         self.path = os.path.join(self._folder.name, "events")
         return self
 

@@ -2,11 +2,11 @@
 
 spawn starts one before the probe's first child (python -m stdio_probe.guardian), in a session of its
 own, its stdin the read end of a pipe only the probe holds the write end of; the probe writes the run
-marker's value and the run folder's path into it first. The pipe reads EOF when the probe ends, however
-it ends: SIGKILL and a crash included, which no handler in the probe can cover. The guardian then kills
-every process carrying the run marker (spawn.reap_marked), removes the run folder (spawn.run_folder),
-and exits. After a normal end the probe has reaped its run already and the guardian finds nothing to
-kill. It carries no marker itself, in its environment or its command line, and no secret: its
+marker's value and its folder's path into it first (every run's Supervisor.run_folder is made inside).
+The pipe reads EOF when the probe ends, however it ends: SIGKILL and a crash included, which no handler in
+the probe can cover. The guardian then kills every process carrying the run marker (spawn.reap_marked),
+removes that folder, and exits. After a normal end the probe has reaped its run already and the guardian
+finds nothing to kill. It carries no marker itself, in its environment or its command line, and no secret: its
 environment is spawn.GUARDIAN_ENV, and it is made undumpable as the probe is.
 """
 

@@ -33,7 +33,7 @@ it, and where the proof looks:
                                       the probe, and processes themselves proven blocked; and no
                                       live orphan the probe adopted (a child subreaper: every
                                       orphan of the run re-parents to it) that carries no marker
-                                      of the run (spawn.adopted: one that dropped its environment)
+                                      of the run (Supervisor.adopted: one that dropped its environment)
 
 Anything unreadable or of another kind (an armed timerfd, an eventfd another
 process holds, a network socket, a pipe another process holds) means no proof,
@@ -147,7 +147,7 @@ def outside_wake_source(
     rows["marked"] = f"only {others}, each proven blocked or named" if others else "no other live process"
     if (why := spawn.adoption_refused()) is not None:
         return f"a process of the run that dropped its marker cannot be seen ({why})", rows
-    if unmarked := [p["pid"] for p in spawn.adopted() if not p["marked"] and p["pid"] not in known]:
+    if unmarked := [p["pid"] for p in spawn.current().adopted() if not p["marked"] and p["pid"] not in known]:
         return f"live process {unmarked} adopted by the probe, carrying no marker of the run, could signal it", rows
     rows["adopted"] = "no orphan without the run's marker: every orphan of the run re-parents to the probe"
     return None, rows
@@ -328,13 +328,14 @@ def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> tu
     """Why one of pid's fds that a thread waits on (fd -> which thread) could become ready by the doing of a
     process outside allowed (pid among them), or None; with the row of the table that ruled out each fd it
     read (fd -> row). The table: a pipe whose other end (the write end of a read end, and the other way round)
-    only processes of allowed or the probe hold, and not one the probe drains (spawn.drained_pipes: a server's
+    only processes of allowed or the probe hold, and not one the probe drains (Supervisor.drained_pipes: a server's
     stderr, a host's stdout and stderr, read by the probe whatever the proof awaits); a Unix socket that, with
     its peer, only they hold; an eventfd at count 0, a disarmed timerfd or a signalfd (_anon_ready) that only
     processes of allowed hold (kcmp); a pidfd of a live process of allowed (_pidfd_ready). Anything else (an
     armed timerfd, a network socket, a file) is a wake source."""
     # the probe writes or reads a pipe or socket only as the proof awaits, but for the pipes it drains
     ends = allowed | {os.getpid()}
+    drained = spawn.current().drained_pipes()
     rows: dict[int, str] = {}
     sockets: dict[str, int] = {}  # a socket or its peer -> the fd it is reached by
     anon: dict[int, str] = {}  # fd -> its row, once kcmp says who else holds it
@@ -350,7 +351,7 @@ def _fds_wake_source(pid: int, watched: dict[int, str], allowed: set[int]) -> tu
             if why is not None:
                 return why, rows
             anon[fd] = row
-        elif target is not None and target.startswith("pipe:[") and int(target[6:-1]) in spawn.drained_pipes():
+        elif target is not None and target.startswith("pipe:[") and int(target[6:-1]) in drained:
             return f"{waiter}: fd {fd} is {target}, which the probe drains (its next read makes room)", rows
         elif target is not None and target.startswith("pipe:["):
             others = _pipe_other_end(pid, fd, int(target[6:-1]))

@@ -4,6 +4,9 @@ Servers (the server checks), Hosts (the host checks).
 A Subject is the whole contract of a run: its plan (the jobs, in the order the pool takes them), the live view's
 rows (named from that plan, so the view and the run never disagree), a job run into its arm's record, and the
 runs decided from the records. The loop, the pool, the signal handling and the arm's timing live here once.
+
+Each run is held by a spawn.Supervisor, the owner of its processes (run_subject): the caller's, or one of the
+runner's own, created at the run's start and ended at its end (spawn's docstring says why).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier o
 # on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
 ArmListener = Callable[[str, str, str, str, str], None]
 Row = tuple[str, str, str]  # a row of the live view: the subject's label, the probe's id, the arm
+Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or None for one of the runner's own
 
 
 class Job(NamedTuple):
@@ -66,7 +70,8 @@ class Subject(Protocol):
     plan() lists the jobs and rows() names the live view's rows from it (with any row of its own that ready()
     shows). ready() makes the subjects ready for their jobs and yields them ready (what a kind needs while its
     arms run, closed when they end); run() runs one job into its arm's record; runs() decides each probe on
-    each subject from the records.
+    each subject from the records. ready() and run() act under the run's supervisor, which owns every process
+    they start.
     """
 
     kind: ClassVar[Kind]
@@ -76,18 +81,26 @@ class Subject(Protocol):
 
     def rows(self) -> list[Row]: ...
 
-    def ready(self, options: Options, on_arm: ArmListener) -> AbstractContextManager[Self]: ...
+    def ready(
+        self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener
+    ) -> AbstractContextManager[Self]: ...
 
-    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord: ...
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord: ...
 
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]: ...
 
 
-def run_subject(subject: Subject, options: Options, on_arm: ArmListener) -> list[Run]:
+def run_subject(
+    subject: Subject, options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
     """Every job of the subject's plan on one pool, then its runs: the one loop of every kind of subject, so
-    no kind plans, runs or decides apart from the others."""
-    with subject.ready(options, on_arm) as ready:
-        records = run_jobs(lambda job: ready.run(job, options, on_arm), ready.plan(), workers(options))
+    no kind plans, runs or decides apart from the others.
+
+    The run is held by supervisor: the caller's, left to the caller to end (the command line reads at its end
+    how many processes outlived the arms), or, when None, one of the runner's own for this run, ended with it."""
+    held = contextlib.nullcontext(supervisor) if supervisor is not None else spawn.Supervisor()
+    with held as run, subject.ready(run, options, on_arm) as ready:
+        records = run_jobs(lambda job: ready.run(run, job, options, on_arm), ready.plan(), workers(options), run)
     return ready.runs(records)
 
 
@@ -101,13 +114,15 @@ def plan_rows(labels: list[str], jobs: list[Job]) -> list[Row]:
     return [(labels[job.subject], job.probe, job.arm) for job in jobs]
 
 
-def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm: ArmListener) -> ArmRecord:
-    """One arm of any probe on any subject (run() makes its record); a failure of the probe itself becomes
-    the arm's error, never a lost run, and so does a record the probe cannot read."""
+def run_arm(
+    supervisor: spawn.Supervisor, label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm: ArmListener
+) -> ArmRecord:
+    """One arm of any probe on any subject (run() makes its record, under the run's supervisor); a failure of
+    the probe itself becomes the arm's error, never a lost run, and so does a record the probe cannot read."""
     on_arm(label, probe.id, arm, "running", "")
     started = time.time()
     try:
-        record = run_trials(probe, run)
+        record = run_trials(supervisor, probe, run)
     except Exception as exc:
         record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
     record["started_at"] = started
@@ -121,19 +136,20 @@ def run_arm(label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm:
     return record
 
 
-def run_trials(probe: Probe, run: Callable[[], dict]) -> ArmRecord:
+def run_trials(supervisor: spawn.Supervisor, probe: Probe, run: Callable[[], dict]) -> ArmRecord:
     """run() once; for a probe whose defect can hide in one run (probe.trials > 1) again, until a trial shows the
     defect, or gives no evidence (an error, not_applicable, a finding of None: no trial after it could make the
     rate stand), or probe.trials have run. The record kept is the last trial's (the one that showed the defect,
     or the last of those that did not), with trials {run, shown}: session.opened says "k of N" from it. Each
-    trial's processes are reaped by the trial itself, and their fds closed before the next starts (arm_scope)."""
-    with spawn.arm_scope():
+    trial's processes are reaped by the trial itself, and their fds closed before the next starts (each trial in
+    an arm_scope of the run's supervisor)."""
+    with supervisor.arm_scope():
         record = run()
     if probe.trials == 1:
         return record
     tried = 1
     while (shown := _shown(probe, record)) is False and tried < probe.trials:
-        with spawn.arm_scope():
+        with supervisor.arm_scope():
             record = run()
         tried += 1
     record["trials"] = {"run": tried, "shown": int(shown is True)}
@@ -147,12 +163,14 @@ def _shown(probe: Probe, record: ArmRecord) -> bool | None:
     return probe.assess(record).shown
 
 
-def run_jobs(run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int) -> dict[Job, ArmRecord]:
+def run_jobs(
+    run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int, supervisor: spawn.Supervisor
+) -> dict[Job, ArmRecord]:
     """run(job) for every job on a pool of workers; job -> its record.
 
     The main thread waits in short polls, so a signal's exception is raised at once. On it (Ctrl-C,
-    SIGTERM) the run is cut short: spawn.stop() kills every server and fixture, which ends the waits
-    of the running arms, no further arm starts, and the pool is left without joining its threads.
+    SIGTERM) the run is cut short: the supervisor's stop() kills every server and fixture, which ends the
+    waits of the running arms, no further arm starts, and the pool is left without joining its threads.
     """
     pool = ThreadPoolExecutor(max_workers=workers)
     futures = {job: pool.submit(run, job) for job in jobs}
@@ -161,7 +179,7 @@ def run_jobs(run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int) -> 
             pass
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
-        spawn.stop()
+        supervisor.stop()
         raise
     pool.shutdown()
     return {job: future.result() for job, future in futures.items()}
@@ -193,25 +211,26 @@ class Sdks:
         return plan_rows([sdk.spec for sdk in self.sdks], self.plan())
 
     @contextlib.contextmanager
-    def ready(self, options: Options, on_arm: ArmListener) -> Iterator[Sdks]:
-        """In the fast method, the SDKs' fork servers: each started FORK_AHEAD SDKs before its arms and closed
-        after them, every one still open closed when the run ends (cut short too)."""
+    def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Sdks]:
+        """In the fast method, the SDKs' fork servers (the run's): each started FORK_AHEAD SDKs before its arms
+        and closed after them, every one still open closed when the run ends (cut short too)."""
         if options.method != "fast":
             yield self
             return
-        warm = spawn.ForkServers([(sdk.python, sdk.env) for sdk in self.sdks], len(self.arms()), FORK_AHEAD)
+        interpreters = [(sdk.python, sdk.env) for sdk in self.sdks]
+        warm = spawn.ForkServers(supervisor, interpreters, len(self.arms()), FORK_AHEAD)
         try:
             yield replace(self, warm=warm)
         finally:
             warm.close()
 
-    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
         """The job's arm, inside its SDK's turn of the fork servers (fast method)."""
         sdk, case = self.sdks[job.subject], CASES[job.probe]
         try:
             if self.warm is not None:
                 self.warm.begin(job.subject)
-            return run_arm(sdk.spec, case, job.arm, lambda: case.run(job.arm, sdk, options), on_arm)
+            return run_arm(supervisor, sdk.spec, case, job.arm, lambda: case.run(job.arm, sdk, options), on_arm)
         finally:
             if self.warm is not None:
                 self.warm.end(job.subject)
@@ -266,19 +285,19 @@ class Servers:
         return found + plan_rows([server.label for server in self.servers], self.plan())
 
     @contextlib.contextmanager
-    def ready(self, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
+    def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
         """Each server's era found (as many at once as arms), then its turn: a lock, or none if --parallel-arms."""
         with ThreadPoolExecutor(max_workers=workers(options)) as pool:
-            found = list(pool.map(lambda server: _era(server, options, on_arm), self.servers))
+            found = list(pool.map(lambda server: _era(supervisor, server, options, on_arm), self.servers))
         servers = [replace(server, protocol=era["protocol"]) for server, era in zip(self.servers, found, strict=True)]
         turns = [contextlib.nullcontext() if server.parallel_arms else threading.Lock() for server in servers]
         yield replace(self, servers=servers, eras=found, turns=turns)
 
-    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
         """The job's arm once its server has its turn: only then is it running, and timed."""
         label, check = self.servers[job.subject].label, CHECKS[job.probe]
         with self.turns[job.subject]:
-            return run_arm(label, check, job.arm, lambda: self._record(job, options), on_arm)
+            return run_arm(supervisor, label, check, job.arm, lambda: self._record(job, options), on_arm)
 
     def _record(self, job: Job, options: Options) -> ArmRecord:
         """The job's check run on its server, in its era; not_applicable, saying why, when the server has none."""
@@ -310,15 +329,15 @@ def _server_described(server: Server, era: dict) -> dict:
     return described
 
 
-def _era(server: Server, options: Options, on_arm: ArmListener) -> dict:
-    """session.find_era, shown in the live view when it starts a process (no --protocol). A failure
-    of the probe itself leaves the legacy era, saying why, as no answer would."""
+def _era(supervisor: spawn.Supervisor, server: Server, options: Options, on_arm: ArmListener) -> dict:
+    """session.find_era (in an arm scope of the run's supervisor), shown in the live view when it starts a
+    process (no --protocol). A failure of the probe itself leaves the legacy era, saying why, as no answer would."""
     if server.protocol is not None:
-        with spawn.arm_scope():
+        with supervisor.arm_scope():
             return session.find_era(server, options)
     on_arm(server.label, *ERA_ROW, "running", "")
     try:
-        with spawn.arm_scope():
+        with supervisor.arm_scope():
             found = session.find_era(server, options)
     except Exception as exc:
         why = f"the era probe failed: {type(exc).__name__}: {exc}"
@@ -357,13 +376,15 @@ class Hosts:
     def rows(self) -> list[Row]:
         return plan_rows([host.label for host in self.hosts], self.plan())
 
-    def ready(self, options: Options, on_arm: ArmListener) -> AbstractContextManager[Hosts]:
+    def ready(
+        self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener
+    ) -> AbstractContextManager[Hosts]:
         """Hosts need nothing beyond their arms."""
         return contextlib.nullcontext(self)
 
-    def run(self, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
         host, check = self.hosts[job.subject], HOST_CHECKS[job.probe]
-        return run_arm(host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
+        return run_arm(supervisor, host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
 
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
         """Each check's verdict per host, from its own arms and the host's shared control."""
@@ -389,16 +410,23 @@ def _host_described(host: Host, control: ArmRecord) -> dict:
     return described
 
 
-def run_matrix(sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
-    """The cases on SDKs, in this process (the tests' and tables' entry; the command line runs the same Subject)."""
-    return run_subject(Sdks(sdks, case_ids), options, on_arm)
+def run_matrix(
+    sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
+    """The cases on SDKs, in this process (the tests' and tables' entry; the command line runs the same Subject),
+    under the caller's supervisor or one of its own (run_subject)."""
+    return run_subject(Sdks(sdks, case_ids), options, on_arm, supervisor)
 
 
-def run_servers(servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
+def run_servers(
+    servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
     """The server checks on servers, in this process (as run_matrix)."""
-    return run_subject(Servers(servers, check_ids), options, on_arm)
+    return run_subject(Servers(servers, check_ids), options, on_arm, supervisor)
 
 
-def run_hosts(hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener) -> list[Run]:
+def run_hosts(
+    hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
     """The host checks on hosts, in this process (as run_matrix)."""
-    return run_subject(Hosts(hosts, check_ids), options, on_arm)
+    return run_subject(Hosts(hosts, check_ids), options, on_arm, supervisor)

@@ -10,6 +10,34 @@ process group is not enough: reaping finds the run's processes by marker in
 Every signal goes through a pidfd (host_contract.Pidfd) opened while the process was known ours: at spawn
 for what we start, after its marker was read for what is found in /proc. A pid or a group number is never
 signalled as a number: the process that had it may have been reaped, and the number handed to a stranger.
+
+One owner of a run's processes, as pytest-xdist's NodeManager owns its nodes: a Supervisor holds what the
+run started (each with its pidfd), the lock held across each Popen (forks_settled), the fork servers, the
+stopping flag, the run's folder, the arm scopes, the orphans the process adopted and the pipes it drains
+(the proof's wake sources); no module global holds any of it. The runner holds one
+for a run: created at the run's start and ended with it (its own, or the caller's when the caller reads at
+the end how many processes outlived their arms, as the command line does). After its stop() that
+supervisor spawns nothing more; the next run's is a new one, so a process can run again after a stop.
+
+Passed, where a caller has it: the runner gets it (or makes it) and hands it to ForkServers and to each arm's
+arm_scope; a Child carries the one that started it (close() untracks it there, S8 waits on its forks).
+Reached through one accessor, current(), by the code of an arm: the supervisor whose arm_scope the thread is
+in (the runner enters one around each arm, on the arm's worker thread; the tests' conftest, around each
+test); stopping() asks it, and is False outside any arm scope. Passing it there would add a parameter to
+every probe's run_arm (forty modules), to each harness between them and a spawn or a wait
+(checks/session.py, hosts/session.py, driver.py, fixture_arm.py, fixture_log.py, observe.py, wire.py) and
+to every test and pytest fixture that starts a server or a fixture itself.
+
+The process's children are one set, whoever started them: a supervisor made inside another's arm scope (a
+test's run inside the test's own) is nested in it and shares with it the Popen lock, the orphans the process
+adopted and the pipes it drains (_Shared, made by the outermost), so neither takes the other's child for an
+orphan, and S8's close waits for every fork in flight.
+
+Process-level, not a run's: the run marker's value (RUN_ID, fixed at import; every run of the process
+carries it, so the process runs one run at a time), the guardian (_guard), which must outlive every run
+of the process to reap after a SIGKILL that no object of the process survives, and the child subreaper
+(adoption_refused: a one-time prctl, a property of the process the kernel keeps). Each supervisor's folder
+is made inside the guardian's, so the guardian removes it whatever ends the process.
 """
 
 from __future__ import annotations
@@ -30,8 +58,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 
-from stdio_probe import package_file, sample
+from stdio_probe import package_file, sample, start
 from stdio_probe.forkserver import SPAWN_MARKER, ForkedProcess, ForkServer, ForkServerError, ForkServerUnavailable
 from stdio_probe.host_contract import Pidfd, Shutdown, shutdown_child
 from stdio_probe.progress import Clock, tree
@@ -64,40 +93,37 @@ KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) befor
 SCAN_INTERVAL = 0.02
 QUIET_SCANS = 3  # scans in a row that find nothing before reaping is done (one can miss a pid mid-hop)
 
-_live: dict[subprocess.Popen | ForkedProcess, Pidfd | None] = {}  # what we started, and its pidfd
-_live_lock = threading.Lock()
-_forking = threading.Lock()  # held across each Popen (fork to exec): forks_settled
-_fork_servers: dict[tuple[str, tuple], ForkServer] = {}
-_stopping = threading.Event()
 # all the guardian gets of the probe's environment: what finds its interpreter and the probe's code (PYTHONPATH,
 # set by _guard), none of the probe's secrets
 GUARDIAN_ENV = ("PATH", "PYTHONHOME")
-_guardian: list[subprocess.Popen] = []  # the one guardian of this process (guardian.py), once started
+# The process's guardian (guardian.py, _guard), process-level state (with adoption_refused): started once, before the
+# process's first child, and kept for as long as the process lives (see the module's docstring)
+_guardian: list[subprocess.Popen] = []  # the guardian, once started
 _guardian_fd: list[int] = []  # the write end of its pipe, open for as long as this process lives
-_run_folder: list[str] = []  # run_folder(), made with the guardian
-_drained: set[int] = set()  # inodes of the pipes StderrRings drain (drained_pipes)
-_orphans: dict[int, Pidfd] = {}  # adopted orphans (adopted()), each held from its first reading until reaped
+_guardian_folder: list[str] = []  # the folder it removes once this process has ended, made with it
+_guardian_lock = threading.Lock()
+_current = threading.local()  # the supervisor whose arm_scope this thread is in (current())
 
 
 class Stopping(Exception):
-    """The run is being cut short (stop()): nothing more is spawned."""
+    """The run is being cut short (Supervisor.stop()): nothing more is spawned."""
+
+
+def current() -> Supervisor:
+    """The supervisor of the arm running in this thread (Supervisor.arm_scope): how an arm's code reaches its run.
+
+    RuntimeError outside any arm scope: a spawn there would belong to no run, and nothing would reap it."""
+    supervisor = getattr(_current, "supervisor", None)
+    if supervisor is None:
+        raise RuntimeError("no run in this thread: spawn only inside a Supervisor's arm_scope()")
+    return supervisor
 
 
 def stopping() -> bool:
-    """Whether the run is being cut short: waits end early, writes give up, spawning is refused."""
-    return _stopping.is_set()
-
-
-def stop() -> int:
-    """The one way a run is cut short (SIGINT, SIGTERM): refuse every further spawn, then kill what is
-    tracked and everything marked, with a short grace; returns how many were alive."""
-    _stopping.set()
-    with _live_lock:
-        tracked = [pidfd for pidfd in _live.values() if pidfd is not None]
-    for pidfd in tracked:  # at once, before any scan: their ends end the arms' reading threads too
-        with suppress(OSError):  # closed meanwhile by its arm
-            pidfd.signal_group(signal.SIGTERM)
-    return reap_all(STOP_GRACE)
+    """Whether the run of the arm in this thread is being cut short: waits end early, writes give up. False
+    outside any arm scope (a wait there belongs to no run, which nothing can cut short)."""
+    supervisor = getattr(_current, "supervisor", None)
+    return supervisor is not None and supervisor.stopping()
 
 
 def wait_progressing(ready: Callable[[float], bool], clock: Clock, idle_bound: float, check: float) -> bool:
@@ -105,7 +131,8 @@ def wait_progressing(ready: Callable[[float], bool], clock: Clock, idle_bound: f
 
     The bound is a window of clock (progress.Clock.over): it counts only time in which the subject made no
     progress, so a busy machine slows start-up but cannot turn it into a hang, while a process stuck in a
-    sleep or a wait is called out after idle_bound; the wait ends anyway OUTER_WINDOWS bounds after it began.
+    sleep or a wait is called out after idle_bound; the wait ends anyway OUTER_WINDOWS bounds after it began,
+    and when the run is stopping.
     """
     started = time.monotonic()
     while not stopping() and clock.over(started, idle_bound) is None:
@@ -121,6 +148,7 @@ class Child:
     process: subprocess.Popen | ForkedProcess
     started: float
     stderr_file: object = field(repr=False)
+    supervisor: Supervisor = field(repr=False)  # the run's owner, which tracks it until it is reaped
     ended_by: str | None = None  # the signal we sent that ended it; None while it ended by itself
     fork_server_unavailable: str | None = None  # why it was exec'd although a fork server was meant to serve it
     marker: tuple[str, str] = ("", "")  # (SPAWN_MARKER, its value): what every process of its tree carries
@@ -221,8 +249,7 @@ class Child:
                 with suppress(OSError):
                     stream.close()
         if not _running(self.process):  # reaped: reap_all has nothing left to do for it
-            with _live_lock:
-                _live.pop(self.process, None)
+            self.supervisor.untrack(self.process)
             if self.pidfd is not None:
                 self.pidfd.close()
 
@@ -249,95 +276,320 @@ class Child:
         }
 
 
-_arm = threading.local()  # the children spawned by the arm running in this thread (arm_scope)
+class _Shared:
+    """What the supervisors nested in one another share (Supervisor: one made inside another's arm scope, as a
+    test's run inside the test's own): this process's children are one set, whoever started them, so the
+    forks in flight, the orphans adopted among them and the pipes the probe drains are known once for all the
+    supervisors that start them. The outermost supervisor makes it; it is no module global."""
+
+    def __init__(self) -> None:
+        self.forking = threading.Lock()  # held across each Popen of any of them (fork to exec): forks_settled
+        self.lock = threading.Lock()
+        self.members: list[Supervisor] = []  # the supervisors sharing it, until each ends
+        self.orphans: dict[int, Pidfd] = {}  # adopted(): each held from its first reading until reaped
+        self.drained: set[int] = set()  # inodes of the pipes StderrRings drain (drained_pipes)
 
 
-@contextmanager
-def arm_scope() -> Iterator[None]:
-    """Close the fds of every child this thread spawns inside the block once it ends (Child.close)."""
-    previous = getattr(_arm, "children", None)
-    _arm.children = children = []
-    try:
-        yield
-    finally:
-        _arm.children = previous
-        for child in children:
-            child.close()
+class Supervisor:
+    """The one owner of a run's processes (see the module's docstring): what it started with their pidfds, the
+    lock held across each Popen, the fork servers (ForkServers fills them), the stopping flag, the run's folder,
+    the arm scopes, the orphans adopted and the pipes drained. It spawns, stops (stop) and reaps (reap_all, end).
 
+    A supervisor made inside another's arm scope (a test's run, inside the test's own) is nested in it and
+    shares with it what belongs to the process's children as one set (_Shared: the Popen lock, the adopted
+    orphans, the drained pipes), so neither takes the other's child for an orphan.
 
-def _in_scope(child: Child) -> Child:
-    if (children := getattr(_arm, "children", None)) is not None:
-        children.append(child)
-    return child
-
-
-def spawn(python: str, script: str, args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()) -> Child:
-    """Start a fixture script under python, in its own session, tagged with the run marker.
-
-    It is forked from the SDK's fork server when one is serving (ForkServers), exec'd otherwise.
+    A context manager for one run: leaving it ends the run (end) when the run ended by itself or by an
+    ordinary failure; a run left by a signal (a BaseException such as cli.Interrupted, or any exception once
+    start.received has one: its Interrupted may come out of a thread pool as another) is stopped, with the
+    short grace, unless it is already.
     """
-    if stopping():
-        raise Stopping("the run is stopping")
-    stderr_file = tempfile.TemporaryFile()
-    server = _fork_servers.get(_server_key(python, env))
-    process, unavailable, spawn_id = None, None, uuid.uuid4().hex
-    if server is not None:
+
+    def __init__(self) -> None:
+        outer = getattr(_current, "supervisor", None)
+        self._shared = outer._shared if outer is not None else _Shared()
+        self._live: dict[subprocess.Popen | ForkedProcess, Pidfd | None] = {}  # what it started, and its pidfd
+        self._live_lock = threading.Lock()
+        self.fork_servers: dict[tuple[str, tuple], ForkServer] = {}  # by _server_key; ForkServers starts them
+        self._stopping = threading.Event()
+        self._folder: str | None = None  # run_folder(), made on first use
+        self._used = False  # whether it started a process or made its folder: else its end has nothing to do
+        self._ended = False
+        self._arm = threading.local()  # the children spawned by the arm running in this thread (arm_scope)
+        with self._shared.lock:
+            self._shared.members.append(self)
+
+    def __enter__(self) -> Supervisor:
+        return self
+
+    def __exit__(self, kind: type | None, value: BaseException | None, trace: TracebackType | None) -> None:
+        if kind is not None and (start.received or not issubclass(kind, Exception)):
+            if not self.stopping():
+                self.stop()
+            self._close()
+        elif not self._ended:
+            self.end()
+
+    def stopping(self) -> bool:
+        """Whether the run is being cut short: waits end early, writes give up, spawning is refused."""
+        return self._stopping.is_set()
+
+    def stop(self) -> int:
+        """The one way a run is cut short (SIGINT, SIGTERM): refuse every further spawn, then kill what is
+        tracked and everything marked, with a short grace; returns how many were alive."""
+        self._stopping.set()
+        with self._live_lock:
+            tracked = [pidfd for pidfd in self._live.values() if pidfd is not None]
+        for pidfd in tracked:  # at once, before any scan: their ends end the arms' reading threads too
+            with suppress(OSError):  # closed meanwhile by its arm
+                pidfd.signal_group(signal.SIGTERM)
+        return self.reap_all(STOP_GRACE)
+
+    def end(self) -> int:
+        """The end of a run, every arm over: kill what outlived its arm (reap_all), close any fork server still
+        open and remove the run's folder; returns how many processes were alive. A signal during it stops
+        the run instead. One that started nothing has nothing to reap (what carries the marker, the process's,
+        is another supervisor's)."""
+        self._ended = True
+        if not self._used:
+            self._close()
+            return 0
         try:
-            process = server.fork(FIXTURES / script, args, stderr_file.fileno(), pass_fds, spawn_id)
-        except ForkServerUnavailable as exc:
-            unavailable = str(exc)
-    if process is None:
-        fixture_env = {**env, **_fixture_env(), SPAWN_MARKER: spawn_id}
-        process, pidfd = _popen([python, str(FIXTURES / script), *args], stderr_file, fixture_env, pass_fds)
-    else:
-        pidfd = _track(process, process.pidfd)
-    marker = (SPAWN_MARKER, spawn_id)
-    child = Child(
-        process, time.monotonic(), stderr_file, fork_server_unavailable=unavailable, marker=marker, pidfd=pidfd
-    )
-    return _in_scope(child)
+            return self.reap_all()
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            self._close()
 
+    def _close(self) -> None:
+        """What the run holds besides processes: its fork servers still open (a run cut short), its folder, its
+        place among the supervisors it shares the process's children with."""
+        for server in [self.fork_servers.pop(key) for key in list(self.fork_servers)]:
+            server.close(TERM_GRACE)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+        with self._shared.lock:
+            if self in self._shared.members:
+                self._shared.members.remove(self)
 
-def _popen(
-    argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
-) -> tuple[subprocess.Popen, Pidfd | None]:
-    """Exec argv as a shell would (from_a_shell) in a session of its own, with child_env and stdin, stdout pipes;
-    tracked with its pidfd."""
-    if stopping():
-        raise Stopping("the run is stopping")
-    _guard()
-    with _forking:  # tracked before the lock is let go: adopted() never takes it for an orphan
-        process = subprocess.Popen(
-            from_a_shell(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            env=child_env(env, inherit),
-            start_new_session=True,
-            pass_fds=pass_fds,
+    def reap_all(self, grace: float = TERM_GRACE) -> int:
+        """Kill every process of this run, by marker, the orphans adopted, and what it spawned (kept tracked until
+        waited for, so no orphan's reaping takes its exit); returns how many were alive."""
+        with self._live_lock:
+            spawned = dict(self._live)
+
+        def find() -> dict[int, dict]:
+            return {p["pid"]: p for p in self.run_processes()}
+
+        def ours(pid: int) -> bool:
+            return sample.carries(pid, MARKER, RUN_ID, argv=True) or self._adopted(pid)
+
+        survivors = kill_rounds(find, ours, grace, spawned)
+        for process in spawned:
+            with suppress(subprocess.TimeoutExpired, ForkServerError):
+                process.wait(grace)
+        with self._live_lock:
+            for process in spawned:
+                self._live.pop(process, None)
+        self.adopted()  # the orphans killed above, reaped
+        return len(survivors)
+
+    def run_processes(self) -> list[dict]:
+        """The live (non-zombie) processes of this run: those carrying its marker, the probe and its ancestors
+        excepted, and the orphans adopted (adopted(): one that dropped every marker included)."""
+        never = _self_and_ancestors()
+        marked = [p for p in sample.marked_processes(MARKER, RUN_ID, argv=True) if p["pid"] not in never]
+        found = {p["pid"] for p in marked}
+        return marked + [
+            {"pid": p["pid"], "state": sample.proc_state(p["pid"]), "cmdline": p["cmdline"]}
+            for p in self.adopted()
+            if p["pid"] not in found
+        ]
+
+    def adopted(self) -> list[dict]:
+        """The live orphans this process adopted (adoption_refused): each child of it that no supervisor sharing
+        this one's children started (not tracked, not a fork server of theirs), not the guardian and not a fork
+        of ours before its exec, with whether it carries the run marker (marked: then its marker finds it too);
+        pid, cmdline, marked.
+
+        Each is held by a pidfd from its first reading, a zombie too (an orphan that forked and exited between two
+        readings: a double fork's middle process), and one held that has exited is reaped here through it
+        (Pidfd.reap): nobody else waits for an orphan. The process's other children not spawn's: an SDK
+        environment's commands (envs.py: they run before any arm, never while a proof or a reap looks) and a
+        caller's own (a test's), which count as adopted: a proof is refused while they run, and a caller that
+        reaps the run (reap_all) holds none of its own."""
+        me, shared = os.getpid(), self._shared
+        with shared.forking, _guardian_lock, shared.lock:
+            started = {process.pid for process in _guardian}
+            for member in shared.members:
+                started |= member._started()
+            for pid in sample.children(me, exited=True):
+                if pid in started or pid in shared.orphans or sample.unexeced_fork(pid):
+                    continue
+                if (held := Pidfd.open(pid, lambda p: sample.parent_pid(p) == me)) is not None:
+                    shared.orphans[pid] = held
+            found = []
+            for pid, held in list(shared.orphans.items()):
+                if held.exited():
+                    held.reap()
+                    held.close()
+                    del shared.orphans[pid]
+                else:
+                    marked = sample.carries(pid, MARKER, RUN_ID, argv=True)
+                    found.append({"pid": pid, "cmdline": sample.cmdline(pid), "marked": marked})
+        return found
+
+    def _started(self) -> set[int]:
+        """The pids of what it started and has not seen waited for: its tracked processes and fork servers."""
+        with self._live_lock:
+            return {process.pid for process in self._live} | {s.process.pid for s in list(self.fork_servers.values())}
+
+    def _adopted(self, pid: int) -> bool:
+        """Whether pid is an orphan held (adopted()) and still this process's child."""
+        return pid in self._shared.orphans and sample.parent_pid(pid) == os.getpid()
+
+    def drained_pipes(self) -> set[int]:
+        """The inodes of the pipes the probe drains while its proofs look (StderrRing: a server's stderr, a host's
+        stdout and stderr, which a host's server may inherit), whichever supervisor sharing this one's children
+        drains them: a writer blocked on one is woken by the probe's next read, so the proof rule never takes
+        "only the probe holds the other end" as ruling such a pipe out."""
+        with self._shared.lock:
+            return set(self._shared.drained)
+
+    def _drains(self, inode: int, draining: bool) -> None:
+        """A StderrRing starts (draining) or stops draining the pipe inode."""
+        with self._shared.lock:
+            if draining:
+                self._shared.drained.add(inode)
+            else:
+                self._shared.drained.discard(inode)
+
+    @contextmanager
+    def arm_scope(self) -> Iterator[None]:
+        """The block of one arm on this thread: current() is this supervisor inside it, and the fds of every
+        child it spawns here are closed once the block ends (Child.close)."""
+        previous = getattr(self._arm, "children", None), getattr(_current, "supervisor", None)
+        self._arm.children = children = []
+        _current.supervisor = self
+        try:
+            yield
+        finally:
+            self._arm.children, _current.supervisor = previous
+            for child in children:
+                child.close()
+
+    def _in_scope(self, child: Child) -> Child:
+        if (children := getattr(self._arm, "children", None)) is not None:
+            children.append(child)
+        return child
+
+    def spawn(
+        self, python: str, script: str, args: list[str], env: dict[str, str], pass_fds: tuple[int, ...] = ()
+    ) -> Child:
+        """Start a fixture script under python, in its own session, tagged with the run marker.
+
+        It is forked from the SDK's fork server when one is serving (ForkServers), exec'd otherwise.
+        """
+        if self.stopping():
+            raise Stopping("the run is stopping")
+        stderr_file = tempfile.TemporaryFile()
+        server = self.fork_servers.get(_server_key(python, env))
+        process, unavailable, spawn_id = None, None, uuid.uuid4().hex
+        if server is not None:
+            try:
+                process = server.fork(FIXTURES / script, args, stderr_file.fileno(), pass_fds, spawn_id)
+            except ForkServerUnavailable as exc:
+                unavailable = str(exc)
+        if process is None:
+            fixture_env = {**env, **self.fixture_env(), SPAWN_MARKER: spawn_id}
+            process, pidfd = self._popen([python, str(FIXTURES / script), *args], stderr_file, fixture_env, pass_fds)
+        else:
+            pidfd = self._track(process, process.pidfd)
+        marker = (SPAWN_MARKER, spawn_id)
+        child = Child(
+            process,
+            time.monotonic(),
+            stderr_file,
+            self,
+            fork_server_unavailable=unavailable,
+            marker=marker,
+            pidfd=pidfd,
         )
-        return process, _track(process, Pidfd.open(process.pid))  # our child, not waited for: its pid is its own
+        return self._in_scope(child)
 
+    def spawn_command(
+        self, command: str, env: dict[str, str] | None = None, inherit: bool = False
+    ) -> tuple[Child, str]:
+        """Start a server command (split as a shell would, run by no shell of ours) in its own session.
 
-def forks_settled() -> None:
-    """Return once no child of ours is between fork and exec. Such a child holds a copy of every fd the probe
-    had when it forked (close-on-exec closes them only at its exec): an end of another arm's pipe that the
-    probe has just closed stays open until then (S8: the server's write to a stdout nobody reads succeeds)."""
-    with _forking:
-        pass
+        Its environment is a host's (child_env: the defaults, env, and the whole of ours only when
+        inherit), with the run marker and a marker of its own (SERVER_MARKER), so its tree is
+        found in /proc however it forks; stdout is a pipe for the wire, stderr drained into a StderrRing.
+        Returns the child and its server marker's value. ValueError for a command shlex cannot split,
+        OSError for one that cannot start.
+        """
+        argv = shlex.split(command)
+        if not argv:
+            raise ValueError("empty server command")
+        server_id = uuid.uuid4().hex
+        process, pidfd = self._popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
+        child = Child(process, time.monotonic(), StderrRing(process.stderr, self), self, pidfd=pidfd)
+        return self._in_scope(child), server_id
 
+    def _popen(
+        self, argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
+    ) -> tuple[subprocess.Popen, Pidfd | None]:
+        """Exec argv as a shell would (from_a_shell) in a session of its own, with child_env and stdin, stdout
+        pipes; tracked with its pidfd."""
+        if self.stopping():
+            raise Stopping("the run is stopping")
+        _guard()
+        with self._shared.forking:  # tracked before the lock is let go: adopted() never takes it for an orphan
+            process = subprocess.Popen(
+                from_a_shell(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=child_env(env, inherit),
+                start_new_session=True,
+                pass_fds=pass_fds,
+            )
+            return process, self._track(process, Pidfd.open(process.pid))  # our child, not waited for: its own pid
 
-def _track(process: subprocess.Popen | ForkedProcess, pidfd: Pidfd | None) -> Pidfd | None:
-    with _live_lock:
-        _live[process] = pidfd
-    return pidfd
+    def forks_settled(self) -> None:
+        """Return once no child the probe starts (this run's, or a supervisor's sharing its children) is between
+        fork and exec. Such a child holds a copy of every fd the probe had when it forked (close-on-exec closes
+        them only at its exec): an end of another arm's pipe that the probe has just closed stays open until
+        then (S8: the server's write to a stdout nobody reads succeeds)."""
+        with self._shared.forking:
+            pass
 
+    def _track(self, process: subprocess.Popen | ForkedProcess, pidfd: Pidfd | None) -> Pidfd | None:
+        with self._live_lock:
+            self._live[process] = pidfd
+            self._used = True
+        return pidfd
 
-def run_folder() -> str:
-    """The folder of every temporary file and folder of this run (a fixture's TMPDIR too): one place, which the
-    guardian removes once this process has ended, however it ended."""
-    _guard()
-    return _run_folder[0]
+    def untrack(self, process: subprocess.Popen | ForkedProcess) -> None:
+        """Forget a process seen reaped (Child.close): reap_all has nothing left to do for it."""
+        with self._live_lock:
+            self._live.pop(process, None)
+
+    def run_folder(self) -> str:
+        """The folder of every temporary file and folder of this run (a fixture's TMPDIR too): one place, removed
+        at the run's end, and by the guardian (it is inside the guardian's) once this process has ended,
+        however it ended."""
+        inside = _guard()
+        with self._live_lock:
+            if self._folder is None:
+                self._folder = tempfile.mkdtemp(prefix="run-", dir=inside)
+                self._used = True
+            return self._folder
+
+    def fixture_env(self) -> dict[str, str]:
+        """What our own fixtures get beyond a host's environment: their temporary files in the run's folder."""
+        return {"TMPDIR": self.run_folder()}
 
 
 PR_SET_DUMPABLE = 4
@@ -351,16 +603,17 @@ def undumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def _guard() -> None:
+def _guard() -> str:
     """Start this process's guardian once, before its first child: guardian.py, in a session of its own,
     holding the read end of a pipe whose write end only this process holds. When this process ends,
     however it ends (SIGKILL included), the pipe reads EOF and the guardian reaps everything marked, then
-    removes the run folder. The run marker and the folder reach it through that pipe, not its command line
-    or environment: a process found by its command line carrying the marker is one to reap. This process
-    becomes a child subreaper first (adoption_refused), so every orphan of what it starts re-parents to it."""
-    with _live_lock:
+    removes its folder, where every supervisor makes its run folder. The run marker and the folder reach it
+    through that pipe, not its command line or environment: a process found by its command line carrying
+    the marker is one to reap. This process becomes a child subreaper first (adoption_refused), so every
+    orphan of what it starts re-parents to it. Returns that folder."""
+    with _guardian_lock:
         if _guardian:
-            return
+            return _guardian_folder[0]
         adoption_refused()
         folder = tempfile.mkdtemp(prefix="probe-run-")
         read_fd, write_fd = os.pipe()  # both ends close-on-exec: no child of ours holds the write end
@@ -389,15 +642,8 @@ def _guard() -> None:
             os.close(read_fd)
             log.close()
         _guardian_fd.append(write_fd)
-        _run_folder.append(folder)
-
-
-def drained_pipes() -> set[int]:
-    """The inodes of the pipes the probe drains while its proofs look (StderrRing: a server's stderr, a host's
-    stdout and stderr, which a host's server may inherit): a writer blocked on one is woken by the probe's next
-    read, so the proof rule never takes "only the probe holds the other end" as ruling such a pipe out."""
-    with _live_lock:
-        return set(_drained)
+        _guardian_folder.append(folder)
+        return folder
 
 
 class StderrRing:
@@ -407,13 +653,13 @@ class StderrRing:
     unread would block it. It offers the two calls Child makes of a stderr file (seek, read).
     """
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream, supervisor: Supervisor) -> None:
         self._ring = bytearray()
         self.total = 0
         self._lock = threading.Lock()
         self._inode = os.fstat(stream.fileno()).st_ino
-        with _live_lock:
-            _drained.add(self._inode)
+        self._supervisor = supervisor  # told which pipe it drains, for as long as it does (drained_pipes)
+        supervisor._drains(self._inode, True)
         self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
         self._thread.start()
 
@@ -426,8 +672,7 @@ class StderrRing:
                         self._ring += chunk
                         del self._ring[:-STDERR_LIMIT]
         finally:
-            with _live_lock:
-                _drained.discard(self._inode)
+            self._supervisor._drains(self._inode, False)
 
     def seek(self, offset: int) -> None:
         """Child seeks before reading a file; a ring is always read whole."""
@@ -439,24 +684,6 @@ class StderrRing:
         self._thread.join(0.2)  # what the child wrote just before it ended
         with self._lock:
             return bytes(self._ring)
-
-
-def spawn_command(command: str, env: dict[str, str] | None = None, inherit: bool = False) -> tuple[Child, str]:
-    """Start a server command (split as a shell would, run by no shell of ours) in its own session.
-
-    Its environment is a host's (child_env: the defaults, env, and the whole of ours only when
-    inherit), with the run marker and a marker of its own (SERVER_MARKER), so its tree is
-    found in /proc however it forks; stdout is a pipe for the wire, stderr drained into a StderrRing.
-    Returns the child and its server marker's value. ValueError for a command shlex cannot split,
-    OSError for one that cannot start.
-    """
-    argv = shlex.split(command)
-    if not argv:
-        raise ValueError("empty server command")
-    server_id = uuid.uuid4().hex
-    process, pidfd = _popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
-    child = Child(process, time.monotonic(), StderrRing(process.stderr), pidfd=pidfd)
-    return _in_scope(child), server_id
 
 
 _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: those are reset too, as Popen does
@@ -496,7 +723,11 @@ class ForkServers:
     them all at once, which would leave the first arms waiting for their servers, nor keeps them all.
     """
 
-    def __init__(self, interpreters: list[tuple[str, dict[str, str]]], arms_each: int, ahead: int) -> None:
+    def __init__(
+        self, supervisor: Supervisor, interpreters: list[tuple[str, dict[str, str]]], arms_each: int, ahead: int
+    ) -> None:
+        self._supervisor = supervisor
+        self._servers = supervisor.fork_servers  # the supervisor's: spawn forks from what is there
         self._keys = [_server_key(python, env) for python, env in interpreters]
         self._env = {key: (python, env) for key, (python, env) in zip(self._keys, interpreters, strict=True)}
         self._left = {key: arms_each * self._keys.count(key) for key in self._env}
@@ -508,12 +739,13 @@ class ForkServers:
         (one that cannot start leaves its fixtures exec'd)."""
         with self._lock:
             for key in self._keys[index : index + 1 + self._ahead]:
-                if key not in _fork_servers and self._left[key]:
+                if key not in self._servers and self._left[key]:
                     python, env = self._env[key]
+                    run = self._supervisor
                     with suppress(OSError):  # no server (no fds, no memory): its fixtures are exec'd
-                        server_env = {**child_env(env), **_fixture_env(), SPAWN_MARKER: SPAWN_PLACEHOLDER}
-                        _fork_servers[key] = ForkServer(
-                            from_a_shell([python]), FIXTURES / "fork_server.py", server_env, run_folder()
+                        server_env = {**child_env(env), **run.fixture_env(), SPAWN_MARKER: SPAWN_PLACEHOLDER}
+                        self._servers[key] = ForkServer(
+                            from_a_shell([python]), FIXTURES / "fork_server.py", server_env, run.run_folder()
                         )
 
     def end(self, index: int) -> None:
@@ -521,21 +753,16 @@ class ForkServers:
         key = self._keys[index]
         with self._lock:
             self._left[key] -= 1
-            server = _fork_servers.pop(key, None) if not self._left[key] else None
+            server = self._servers.pop(key, None) if not self._left[key] else None
         if server is not None:
             server.close(TERM_GRACE)
 
     def close(self) -> None:
         """Close every server still open (a run cut short)."""
         with self._lock:
-            servers = [_fork_servers.pop(key) for key in self._env if key in _fork_servers]
+            servers = [self._servers.pop(key) for key in self._env if key in self._servers]
         for server in servers:
             server.close(TERM_GRACE)
-
-
-def _fixture_env() -> dict[str, str]:
-    """What our own fixtures get beyond a host's environment: their temporary files in the run's folder."""
-    return {"TMPDIR": run_folder()}
 
 
 def _server_key(python: str, env: dict[str, str]) -> tuple[str, tuple]:
@@ -557,15 +784,8 @@ def child_env(env: dict[str, str], inherit: bool = False) -> dict[str, str]:
 
 
 def run_processes() -> list[dict]:
-    """The live (non-zombie) processes of this run: those carrying its marker, the probe and its ancestors
-    excepted, and the orphans this process adopted (adopted(): one that dropped every marker included)."""
-    marked = [p for p in sample.marked_processes(MARKER, RUN_ID, argv=True) if p["pid"] not in _self_and_ancestors()]
-    found = {p["pid"] for p in marked}
-    return marked + [
-        {"pid": p["pid"], "state": sample.proc_state(p["pid"]), "cmdline": p["cmdline"]}
-        for p in adopted()
-        if p["pid"] not in found
-    ]
+    """The live processes of the run of the arm in this thread (current().run_processes)."""
+    return current().run_processes()
 
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -577,51 +797,17 @@ def adoption_refused() -> str | None:
 
     An orphan re-parents to the nearest child subreaper above it, not to init: every orphan of what this
     process starts, however it left (a double fork, a session of its own, an empty environment, a pidfd of
-    its own), becomes a child of this process, where adopted() finds it. The kernel marks the tree already
-    started too (Linux 4.11 on). Unprivileged, and in no container or CI runner refused: a cgroup of the
-    run's own would need a delegated cgroup v2 subtree, which a CI runner's user does not have."""
+    its own), becomes a child of this process, where Supervisor.adopted() finds it. The kernel marks the tree
+    already started too (Linux 4.11 on). Unprivileged, and in no container or CI runner refused: a cgroup of the
+    run's own would need a delegated cgroup v2 subtree, which a CI runner's user does not have.
+
+    Process-wide, as the kernel keeps it: a one-time call (_guard, before the process's first child), not a
+    supervisor's; the orphans it brings are held by the supervisors (Supervisor.adopted)."""
     if not sys.platform.startswith("linux"):
         return "not Linux: no child subreaper"
     if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         return f"prctl(PR_SET_CHILD_SUBREAPER) failed: {os.strerror(ctypes.get_errno())}"
     return None
-
-
-def adopted() -> list[dict]:
-    """The live orphans this process adopted (adoption_refused): each child of it that spawn did not start (not
-    tracked, not the guardian, not a fork of ours before its exec), with whether it carries the run marker
-    (marked: then its marker finds it too); pid, cmdline, marked.
-
-    Each is held by a pidfd from its first reading, a zombie too (an orphan that forked and exited between two
-    readings: a double fork's middle process), and one held that has exited is reaped here through it
-    (Pidfd.reap): nobody else waits for an orphan. The process's other children not spawn's: a fork server
-    (carries the marker), an SDK environment's commands (envs.py: they run before any arm, never while a proof
-    or a reap looks) and a caller's own (a test's), which count as adopted: a proof is refused while they run,
-    and a caller that reaps the run (reap_all) holds none of its own."""
-    me = os.getpid()
-    with _forking, _live_lock:
-        started = {process.pid for process in [*_live, *_guardian]}
-        started |= {server.process.pid for server in _fork_servers.values()}
-        for pid in sample.children(me, exited=True):
-            if pid in started or pid in _orphans or sample.unexeced_fork(pid):
-                continue
-            if (held := Pidfd.open(pid, lambda p: sample.parent_pid(p) == me)) is not None:
-                _orphans[pid] = held
-        found = []
-        for pid, held in list(_orphans.items()):
-            if held.exited():
-                held.reap()
-                held.close()
-                del _orphans[pid]
-            else:
-                marked = sample.carries(pid, MARKER, RUN_ID, argv=True)
-                found.append({"pid": pid, "cmdline": sample.cmdline(pid), "marked": marked})
-    return found
-
-
-def _adopted(pid: int) -> bool:
-    """Whether pid is an orphan this process holds (adopted()) and still its child."""
-    return pid in _orphans and sample.parent_pid(pid) == os.getpid()
 
 
 def _self_and_ancestors() -> set[int]:
@@ -631,29 +817,6 @@ def _self_and_ancestors() -> set[int]:
         found.add(pid)
         pid = sample.parent_pid(pid) or 0
     return found
-
-
-def reap_all(grace: float = TERM_GRACE) -> int:
-    """Kill every process of this run, by marker, the orphans it adopted, and what we spawned (kept tracked until
-    waited for, so no orphan's reaping takes its exit); returns how many were alive."""
-    with _live_lock:
-        spawned = dict(_live)
-
-    def find() -> dict[int, dict]:
-        return {p["pid"]: p for p in run_processes()}
-
-    def ours(pid: int) -> bool:
-        return sample.carries(pid, MARKER, RUN_ID, argv=True) or _adopted(pid)
-
-    survivors = kill_rounds(find, ours, grace, spawned)
-    for process in spawned:
-        with suppress(subprocess.TimeoutExpired, ForkServerError):
-            process.wait(grace)
-    with _live_lock:
-        for process in spawned:
-            _live.pop(process, None)
-    adopted()  # the orphans killed above, reaped
-    return len(survivors)
 
 
 def reap_marked(name: str, value: str, grace: float = TERM_GRACE, argv: bool = False) -> list[dict]:

@@ -191,13 +191,23 @@ def broken(pinned, tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def no_leaked_processes():
-    """Fail any test that leaves a process carrying this run's marker alive (then reap it)."""
+def supervisor():
+    """The test's own run (spawn.Supervisor), current in the test's thread (spawn.current()): what the test or
+    its helpers start themselves (a server's session, a fixture) is its; ended after the test. A runner called
+    by the test holds a supervisor of its own, nested in this one (it shares the process's children with it)."""
+    with spawn.Supervisor() as supervisor, supervisor.arm_scope():
+        yield supervisor
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes(supervisor):
+    """Fail any test that leaves a process carrying this run's marker alive (then reap it); before the test's
+    supervisor ends, which would reap it unseen."""
     yield
     deadline = time.monotonic() + 3.0
     while spawn.run_processes() and time.monotonic() < deadline:
         time.sleep(0.05)
     left = spawn.run_processes()
     if left:
-        spawn.reap_all()
+        supervisor.reap_all()
         pytest.fail(f"test left processes alive: {left}")

@@ -45,7 +45,9 @@ def run(window: float, only: list[str] | None, checks: list[str]) -> dict:
     options = Options(window, "fast")
     chosen = installed(only)
     hosts = [Host(h.name, h.command) for h in chosen]
-    runs = runner.run_hosts(hosts, checks, options, lambda *a: None)
+    with spawn.Supervisor() as supervisor:  # its end counts what outlived the arms
+        runs = runner.run_hosts(hosts, checks, options, lambda *a: None, supervisor)
+        left = supervisor.end()
     described = {
         h.name: {
             "host": h.name.removesuffix(f"-{h.version}"),
@@ -56,7 +58,6 @@ def run(window: float, only: list[str] | None, checks: list[str]) -> dict:
         }
         for h in chosen
     }
-    left = spawn.reap_all()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": left, "hosts": described}
     return record.results(meta, runs)
 

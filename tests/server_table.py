@@ -251,18 +251,19 @@ def run(window: float, only: list[str] | None, checks: list[str]) -> dict:
     started = datetime.datetime.now(datetime.UTC)
     options = Options(window, "fast")
     runs, described = [], {}
-    with tempfile.TemporaryDirectory(prefix="server-table-") as folder:
+    # one supervisor for every server's run, whose end counts what outlived the arms
+    with tempfile.TemporaryDirectory(prefix="server-table-") as folder, spawn.Supervisor() as supervisor:
         for entry in entries(Path(folder)):
             if only and entry.server.label not in only:
                 continue
             print(f"{entry.server.label} ...", file=sys.stderr, flush=True)
-            for found in runner.run_servers([entry.server], checks, options, lambda *a: None):
+            for found in runner.run_servers([entry.server], checks, options, lambda *a: None, supervisor):
                 found["server"] = shortened(found["server"])
                 for arm in found["arms"].values():
                     arm.pop("command", None)  # the server's command is the run's
                 runs.append(found)
             described[entry.server.label] = {"language": entry.language, "sdk": entry.sdk, "package": entry.package}
-    left = len(spawn.run_processes())
+        left = supervisor.end()
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": left, "servers": described}
     return record.results(meta, runs)
 

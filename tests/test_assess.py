@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import record, runner
+from stdio_probe import record, runner, spawn
 from stdio_probe.cases import CASES
 from stdio_probe.checks import CHECKS
 from stdio_probe.decide import decide, decide_check, mitigation
@@ -219,7 +219,7 @@ def _trials_of(*records: dict, trials: int = 3) -> tuple[dict, list[dict]]:
         return dict(ran[-1])
 
     stub = dataclasses.replace(_stub({}), trials=trials)
-    return runner.run_trials(stub, run), ran
+    return runner.run_trials(spawn.Supervisor(), stub, run), ran
 
 
 def test_a_repeated_arm_stops_at_the_first_trial_that_shows_the_defect_or_has_no_evidence():

@@ -36,7 +36,7 @@ def test_server_printing_garbage_is_never_reproduced(broken):
     assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"], [run["reason"] for run in runs]
 
 
-def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path):
+def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path, supervisor):
     """A grandchild in its own session, orphaned when its parent dies, is still found and killed."""
     script = tmp_path / "orphan_maker.py"
     script.write_text(
@@ -44,7 +44,7 @@ def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path):
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
         "time.sleep(600)\n"
     )
-    child = spawn.spawn(sys.executable, str(script), [], {})
+    child = supervisor.spawn(sys.executable, str(script), [], {})
     deadline = time.monotonic() + 10
 
     def grandchild_started() -> bool:  # exec'd: past its setsid, out of the parent's group (before, stop kills it)
@@ -55,5 +55,21 @@ def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path):
     child.stop()  # kills the parent's group only: the grandchild is re-parented, still alive
     [orphan] = spawn.run_processes()
     assert orphan["pid"] != child.pid
-    assert spawn.reap_all() == 1
+    assert supervisor.reap_all() == 1
     assert spawn.run_processes() == []
+
+
+def test_a_run_inside_the_tests_own_shares_its_children_and_takes_none_for_an_orphan(supervisor):
+    """A supervisor made inside another's arm scope (a runner's, inside the test's) is nested in it: what either
+    started is neither's orphan (an orphan is held by a pidfd and reaped through it, which would take the exit
+    status from its Popen); each exit status stays its own."""
+    with spawn.Supervisor() as inner:
+        theirs = inner.spawn(sys.executable, "fixture_events.py", [], {})
+        mine = supervisor.spawn(sys.executable, "fixture_events.py", [], {})
+        assert supervisor.adopted() == [] and inner.adopted() == []
+        for child in (theirs, mine):
+            child.process.stdin.close()
+            child.process.wait(10)
+            child.close()
+        assert supervisor.adopted() == [] and inner.adopted() == []
+    assert theirs.process.returncode == mine.process.returncode == 0

@@ -45,9 +45,9 @@ REPORT = textwrap.dedent(
 
 
 @pytest.fixture
-def server():
+def server(supervisor):
     env = {**spawn.child_env({}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
-    fork_server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
+    fork_server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, supervisor.run_folder())
     yield fork_server
     fork_server.close(spawn.TERM_GRACE)
 
@@ -236,21 +236,21 @@ def test_a_shim_killed_takes_its_server_with_it(server, tmp_path):
     shim.stdin.close()
 
 
-def test_fork_servers_start_ahead_and_close_after_their_last_arm():
+def test_fork_servers_start_ahead_and_close_after_their_last_arm(supervisor):
     """Three interpreters (one python, three environments), two arms each, one ahead: a server runs from
     the first arm before its own to its own last arm, and no longer; a fixture of a closed one is exec'd."""
     interpreters = [(sys.executable, {"PROBE_TEST_SDK": str(n)}) for n in range(3)]
-    servers = spawn.ForkServers(interpreters, arms_each=2, ahead=1)
+    servers = spawn.ForkServers(supervisor, interpreters, arms_each=2, ahead=1)
 
     def live() -> list[int]:
         keys = [spawn._server_key(python, env) for python, env in interpreters]
-        return [n for n, key in enumerate(keys) if key in spawn._fork_servers]
+        return [n for n, key in enumerate(keys) if key in supervisor.fork_servers]
 
     try:
         servers.begin(0)
         assert live() == [0, 1]
-        first = spawn._fork_servers[spawn._server_key(*interpreters[0])]
-        child = spawn.spawn(sys.executable, "fixture_events.py", [], interpreters[0][1])
+        first = supervisor.fork_servers[spawn._server_key(*interpreters[0])]
+        child = supervisor.spawn(sys.executable, "fixture_events.py", [], interpreters[0][1])
         assert child.record()["launch"] == "fork_server"
         child.process.stdin.close()
         child.process.wait(10)
@@ -259,7 +259,7 @@ def test_fork_servers_start_ahead_and_close_after_their_last_arm():
         servers.begin(0)
         servers.end(0)
         assert live() == [1] and first.process.poll() is not None
-        execd = spawn.spawn(sys.executable, "fixture_events.py", [], interpreters[0][1])
+        execd = supervisor.spawn(sys.executable, "fixture_events.py", [], interpreters[0][1])
         assert execd.record()["launch"] == "exec"
         execd.process.stdin.close()
         execd.process.wait(10)
@@ -300,13 +300,13 @@ AT_IMPORT = {
 
 
 @pytest.mark.parametrize("what", list(AT_IMPORT))
-def test_fork_server_gives_up_on_state_a_fork_would_drop(tmp_path, what):
+def test_fork_server_gives_up_on_state_a_fork_would_drop(tmp_path, what, supervisor):
     """An SDK that sets one at import (here a stand-in mcp package): its fixtures are exec'd, and why is said."""
     code, named = AT_IMPORT[what]
     (tmp_path / "mcp").mkdir()
     (tmp_path / "mcp" / "__init__.py").write_text(code + "\n")
     env = {**spawn.child_env({"PYTHONPATH": str(tmp_path)}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
-    server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, spawn.run_folder())
+    server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, supervisor.run_folder())
     try:
         with pytest.raises(ForkServerUnavailable, match=named):
             _forked(server, spawn.FIXTURES / "fixture_events.py", [])
@@ -375,7 +375,7 @@ print(signal.getsignal(signal.SIGINT).__name__, signal.getsignal(signal.SIGQUIT)
 
 @pytest.mark.parametrize("probe_sigint", ["default", "ignored"])
 @pytest.mark.parametrize("launch", ["exec", "fork_server"])
-def test_a_sigint_handler_set_at_import_survives_into_the_fixture(tmp_path, launch, probe_sigint):
+def test_a_sigint_handler_set_at_import_survives_into_the_fixture(tmp_path, launch, probe_sigint, supervisor):
     """An SDK that installs a SIGINT handler at import (here a stand-in mcp package) has it in the fixture, exec'd
     or forked, as in `python fixture.py` started from a shell: also when the probe runs as a background job (its
     SIGINT ignored, which an exec would pass on and the import would then leave alone), SIGQUIT's default too."""
@@ -384,12 +384,12 @@ def test_a_sigint_handler_set_at_import_survives_into_the_fixture(tmp_path, laun
     script = tmp_path / "dispositions.py"
     script.write_text(DISPOSITIONS)
     env = {"PYTHONPATH": str(tmp_path)}
-    servers = spawn.ForkServers([(sys.executable, env)], arms_each=1, ahead=0)
+    servers = spawn.ForkServers(supervisor, [(sys.executable, env)], arms_each=1, ahead=0)
     before = signal.signal(signal.SIGINT, signal.SIG_IGN if probe_sigint == "ignored" else signal.default_int_handler)
     try:
         if launch == "fork_server":
             servers.begin(0)
-        child = spawn.spawn(sys.executable, str(script), [], env)
+        child = supervisor.spawn(sys.executable, str(script), [], env)
         assert child.record()["launch"] == launch
         assert read_line(child.process.stdout).decode().split() == ["sdk_sigint", "SIG_DFL"]
         child.process.stdin.close()

@@ -31,7 +31,7 @@ from stdio_probe.host_contract import (
 )
 from stdio_probe.model import Options
 from stdio_probe.sdk import Request, resolve
-from stdio_probe.spawn import spawn
+from stdio_probe.spawn import current
 from tests.bounded import read_line
 
 FAST = Options(window=10.0, method="fast")
@@ -39,7 +39,7 @@ FAST = Options(window=10.0, method="fast")
 
 def _stubborn(pinned, *args: str):
     """A child that ignores stdin EOF (and SIGTERM with --ignore-sigterm), once it says it is ready."""
-    child = spawn(pinned.python, "fixture_stubborn.py", list(args), {})
+    child = current().spawn(pinned.python, "fixture_stubborn.py", list(args), {})
     assert read_line(child.process.stdout) == b"ready\n"
     return child
 
@@ -56,7 +56,8 @@ def _pipe_fills(fd: int, timeout: float) -> bool:
 
 def test_shutdown_drains_the_real_sdk_server_until_it_exits_by_itself(pinned):
     """L1's trigger: a response bigger than the pipe, stdout unread; the helper's drain lets it exit 0."""
-    child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
+    payload = ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)]
+    child = current().spawn(pinned.python, "fixture_stdio_writer.py", payload, {})
     try:
         wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert _pipe_fills(child.process.stdout.fileno(), timeout=10.0), "the response never filled the pipe"

@@ -21,7 +21,7 @@ from stdio_probe import driver, hang, sample, wire
 from stdio_probe.cases import l1_full_pipe
 from stdio_probe.model import Options
 from stdio_probe.runner import run_matrix
-from stdio_probe.spawn import StderrRing, spawn
+from stdio_probe.spawn import StderrRing, current
 from tests.proof_readings import proof_readings
 from tests.sdk_fixes import UNFORESEEN_L1_FIXES, patched_sdk
 
@@ -62,7 +62,8 @@ def test_stock_sdk_is_proven_hung_on_both_pairs(pinned_run):
 
 def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
     """The entry point's default: without a timer query (a server we did not write) there is no proof."""
-    child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
+    payload = ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)]
+    child = current().spawn(pinned.python, "fixture_stdio_writer.py", payload, {})
     try:
         wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
@@ -76,7 +77,8 @@ def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
 def test_a_runtime_that_cannot_be_read_is_named_not_taken_for_a_sigalrm_handler(pinned, monkeypatch):
     """A server we did not write whose executable cannot be read (sample.go_runtime: None) may be a Go program:
     no proof, and the reason says the runtime was not known, whatever its signal dispositions."""
-    child = spawn(pinned.python, "fixture_stdio_writer.py", ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)], {})
+    payload = ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)]
+    child = current().spawn(pinned.python, "fixture_stdio_writer.py", payload, {})
     try:
         wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
@@ -236,13 +238,13 @@ def test_a_proof_keeps_what_each_thread_waited_on_and_the_row_that_ruled_out_eac
 def test_a_writer_blocked_on_a_pipe_the_probe_drains_is_never_proven_waiting():
     """A process writing without end to a pipe a StderrRing drains (a host's stdout and stderr, a server's stderr:
     H7's flood goes there): blocked in write() whenever the pipe is full, and woken by the probe's next read, so
-    the row "other end held only by the probe" never rules that pipe out (spawn.drained_pipes)."""
+    the row "other end held only by the probe" never rules that pipe out (Supervisor.drained_pipes)."""
     writer = subprocess.Popen(
         [sys.executable, "-c", "import os\nwhile True:\n    os.write(1, b'x' * 65536)"],
         stdout=subprocess.PIPE,
         start_new_session=True,
     )
-    ring = StderrRing(writer.stdout)
+    ring = StderrRing(writer.stdout, current())
     marker = ("PROBE_SPAWN_ID", "none")
     try:
         deadline, drained = time.monotonic() + 30, 0

@@ -327,7 +327,7 @@ def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
 
 
 def test_reader_keeps_within_bounds_whatever_the_server_writes():
-    flood = spawn.spawn_command(command("--flood-stdout"))[0]
+    flood = spawn.current().spawn_command(command("--flood-stdout"))[0]
     try:
         reader = wire.StdoutReader(flood)
         assert reader.wait_for(lambda r: r.bytes > 3 * wire.KEPT_CAP, 20.0)
@@ -462,6 +462,29 @@ def test_a_server_that_never_answers_is_inconclusive_not_a_finding(tmp_path):
     assert [run["verdict"] for run in runs] == ["inconclusive", "inconclusive"]
     assert all("no answer to initialize" in run["reason"] for run in runs)
     assert spawn.run_processes() == []
+
+
+def test_an_in_process_run_starts_again_after_a_run_was_stopped():
+    """A run stopped mid-arm (its supervisor's stop, what Ctrl-C calls) ends and leaves nothing alive; the next
+    run in the same process spawns and decides: nothing of the stopped run's outlives it (its stopping flag
+    once refused every later spawn of the process)."""
+    stubborn = Server("stubborn", command("--no-exit-on-eof"), protocol=eras.LEGACY)  # S1 waits its window
+    first: list[list[dict]] = []
+    with spawn.Supervisor() as supervisor:
+        checks = lambda: runner.run_servers([stubborn], ["S1"], Options(30.0), lambda *event: None, supervisor)  # noqa: E731
+        run = threading.Thread(target=lambda: first.append(checks()))
+        run.start()
+        deadline = time.monotonic() + 30
+        while not spawn.run_processes() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert spawn.run_processes(), "the first run spawned nothing"
+        stopped = time.monotonic()
+        supervisor.stop()
+        run.join(30)
+        assert not run.is_alive() and time.monotonic() - stopped < 10, "the stopped run did not end"
+    assert [found["case"] for found in first[0]] == ["S1"] and spawn.run_processes() == []
+    runs = runner.run_servers([Server("fixture", command())], ["S1"], Options(WINDOW), lambda *event: None)
+    assert [found["verdict"] for found in runs] == [OK], [found["reason"] for found in runs]
 
 
 def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch):

@@ -60,7 +60,7 @@ STEP_TIMEOUT = 15.0  # no-progress bound per checkpoint: above the SDK's whole s
 
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     fire_after, arm_id = FIRE_AFTER[arm], uuid.uuid4().hex
-    with tempfile.TemporaryDirectory(prefix="probe-l10-", dir=spawn.run_folder()) as folder:
+    with tempfile.TemporaryDirectory(prefix="probe-l10-", dir=spawn.current().run_folder()) as folder:
         events = str(Path(folder) / "server.events")
         args = ["--fire-after", str(fire_after), "--body", str(BODY), "--linger-bound", str(LINGER_BOUND)]
         args += ["--events", events, "--arm-id", arm_id, *(["--contract"] if arm == "mitigated" else [])]

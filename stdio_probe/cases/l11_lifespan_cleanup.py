@@ -78,7 +78,7 @@ def _attempt(arm: str, sdk: Sdk, options: Options, seconds: float) -> dict:
     """One run of the arm with its tool lasting seconds, its record."""
     tool, arm_id = TOOLS[arm], uuid.uuid4().hex
     grace = seconds + GRACE_MARGIN if arm == "mitigated" else None
-    with tempfile.TemporaryDirectory(prefix="probe-l11-", dir=spawn.run_folder()) as folder:
+    with tempfile.TemporaryDirectory(prefix="probe-l11-", dir=spawn.current().run_folder()) as folder:
         events = str(Path(folder) / "server.events")
         args = ["--tool", tool, "--seconds", str(seconds), "--events", events, "--arm-id", arm_id]
         args += ["--contract", "--grace", str(grace)] if grace is not None else []

@@ -55,7 +55,7 @@ STEP_SLACK = 15.0  # per condition: spawn, handshake, and the SDK's own shutdown
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """The same tools/list exchange under the three server conditions; the answer's name is the arm's bytes."""
     arm_id = uuid.uuid4().hex
-    with tempfile.TemporaryDirectory(prefix="probe-l5-", dir=spawn.run_folder()) as folder:
+    with tempfile.TemporaryDirectory(prefix="probe-l5-", dir=spawn.current().run_folder()) as folder:
         args = ["--name-hex", NAMES[arm].hex(), "--errors", ERRORS[arm], "--after-delay", str(AFTER_DELAY)]
         args += ["--events-dir", folder, "--arm-id", arm_id]
 

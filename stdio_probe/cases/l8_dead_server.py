@@ -48,7 +48,7 @@ STEP_SLACK = 10.0  # beyond the window: spawn, handshake and the SDK's shutdown
 def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     """The exit call: behind a shell with a background job (bug, mitigated) or without (control)."""
     arm_id = uuid.uuid4().hex
-    with tempfile.TemporaryDirectory(prefix="probe-l8-", dir=spawn.run_folder()) as folder:
+    with tempfile.TemporaryDirectory(prefix="probe-l8-", dir=spawn.current().run_folder()) as folder:
         events, seen = str(Path(folder) / "server.events"), Path(folder) / "seen.json"
         args = ["--events", events, "--seen", str(seen), "--arm-id", arm_id]
         args += (["--holder"] if arm != "control" else []) + (["--contract"] if arm == "mitigated" else [])

@@ -56,7 +56,7 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
     arm_id = uuid.uuid4().hex
     step_timeout = LINGER_BOUND + options.window + STEP_SLACK
     descendant_s = step_timeout + DESCENDANT_MARGIN
-    with tempfile.TemporaryDirectory(prefix="probe-l9-", dir=spawn.run_folder()) as folder:
+    with tempfile.TemporaryDirectory(prefix="probe-l9-", dir=spawn.current().run_folder()) as folder:
         seen = Path(folder) / "seen.json"
         args = ["--descendant-s", str(descendant_s), "--linger-bound", str(LINGER_BOUND), "--seen", str(seen)]
         args += ["--events", str(Path(folder) / "server.events"), "--arm-id", arm_id]

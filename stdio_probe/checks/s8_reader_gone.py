@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from contextlib import suppress
 
-from stdio_probe import sample, spawn
+from stdio_probe import sample
 from stdio_probe.checks import session
 from stdio_probe.model import Finding, Options, Probe, Server
 
@@ -46,7 +46,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
             return {"reader_stopped": False}
         with suppress(OSError):
             s.child.process.stdout.close()
-        spawn.forks_settled()  # no other arm's child, between its fork and exec, still holds that read end
+        s.child.supervisor.forks_settled()  # no other arm's child, between fork and exec, still holds that read end
         s.reader = None  # the probe no longer reads stdout: nothing to read from
         cpu_before, started = sample.cpu_seconds(s.child.pid), time.monotonic()
         s.send(s.liveness_request(PING_ID))

@@ -2,7 +2,7 @@
 
 A terminal's Ctrl-C, and hosts that stop a server as a user would, send SIGINT; python-sdk #3551
 (L12 here) leaves the server reading stdin after it. The server starts with SIGINT's default
-disposition even when the probe's is ignored (spawn.spawn_command), as it would from a terminal.
+disposition even when the probe's is ignored (Supervisor.spawn_command), as it would from a terminal.
 
 Whether SIGINT finds a Python SDK server's stdin reader asleep in read(2) (L12: alive) or not yet back in it
 (its task cancelled: it ends, 4 s later on a loaded machine) is a race: the trigger is tried again, on a fresh

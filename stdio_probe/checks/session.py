@@ -1,6 +1,6 @@
 """One server under one check's arm: start it, open the connection in its era, end it, and reap its whole tree.
 
-Every check starts its server here (spawn.spawn_command: own session, markers, bounded stderr)
+Every check starts its server here (Supervisor.spawn_command: own session, markers, bounded stderr)
 and reads its stdout through wire.StdoutReader. end() leaves nothing alive: the server's
 process group, then everything carrying its marker or in its session, and says what it reaped.
 The era (stdio_probe.eras) is found once per server by find_era, on a process of its own;
@@ -42,7 +42,8 @@ class Session:
         self.opening: dict | None = None  # the opening request's method and how it was answered
         revision = eras.MODERN if eras.is_modern(self.era) else mcp_schema.ASKED
         self.exchange = mcp_schema.Exchange(revision) if judged else None
-        self.child, self.server_id = spawn.spawn_command(server.command, server.env.values, server.env.inherit)
+        env = server.env
+        self.child, self.server_id = spawn.current().spawn_command(server.command, env.values, env.inherit)
         self.sid = self.child.pid  # its own session: start_new_session
         judge = self.exchange.judge if self.exchange is not None else None
         self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child, judge, line_cap)

@@ -2,7 +2,7 @@
 
 The host command is split as a shell would; a word that is exactly {server} becomes the scenario
 server's argv words, and a word that contains it (sh -c "exec {server}") gets them shell-quoted. The
-host runs in a session of its own with the run marker and a marker of its own (spawn.spawn_command);
+host runs in a session of its own with the run marker and a marker of its own (Supervisor.spawn_command);
 the scenario server carries the run marker and a scenario marker (spawn.SCENARIO_MARKER) whatever the host
 forwards, so both trees are found in /proc and reaped at the end of every arm.
 
@@ -83,15 +83,15 @@ class HostRun:
 
     def __init__(self, host: Host, scenario: str) -> None:
         self.host, self.scenario = host, scenario
-        self._folder = tempfile.TemporaryDirectory(prefix="probe-host-", dir=spawn.run_folder())
+        self._folder = tempfile.TemporaryDirectory(prefix="probe-host-", dir=spawn.current().run_folder())
         self.events_path = str(Path(self._folder.name) / "server.events")
         self.tag = uuid.uuid4().hex
         argv = host_argv(host.command, server_words(self.events_path, self.tag, scenario))
-        self.child, self.host_id = spawn.spawn_command(shlex.join(argv), host.env.values, host.env.inherit)
+        self.child, self.host_id = spawn.current().spawn_command(shlex.join(argv), host.env.values, host.env.inherit)
         self.started = self.child.started
         # the host's stdin stays open and empty, as a terminal nobody types into: a host that takes its own
         # stdin's EOF for "quit" would otherwise end before the contract; closed when the arm ends
-        self.stdout = spawn.StderrRing(self.child.process.stdout)
+        self.stdout = spawn.StderrRing(self.child.process.stdout, self.child.supervisor)
         self.host_exit_t: float | None = None
         self.server_gone_t: dict[int, float] = {}
         self.peak_kib = 0
