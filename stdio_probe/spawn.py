@@ -28,10 +28,13 @@ every probe's run_arm (forty modules), to each harness between them and a spawn 
 (checks/session.py, hosts/session.py, driver.py, fixture_arm.py, fixture_log.py, observe.py, wire.py) and
 to every test and pytest fixture that starts a server or a fixture itself.
 
-The process's children are one set, whoever started them: a supervisor made inside another's arm scope (a
-test's run inside the test's own) is nested in it and shares with it the Popen lock, the orphans the process
-adopted and the pipes it drains (_Shared, made by the outermost), so neither takes the other's child for an
-orphan, and S8's close waits for every fork in flight.
+The process's children are one set, whoever started them (the kernel keeps one list of children, one
+subreaper flag, one fd table per process): every supervisor of the process shares the Popen lock, the orphans
+the process adopted and the pipes it drains (_CHILDREN, the one module-level object: the process's, not a
+run's), so none takes another's child for an orphan, and S8's close waits for every fork in flight. Runs
+that overlap in one process (a test's run inside the test's own; runs on threads side by side) all carry the
+process's marker: a supervisor that ends while another is live reaps only what it started and their trees;
+the last one to end also reaps by marker and the orphans adopted.
 
 Process-level, not a run's: the run marker's value (RUN_ID, fixed at import; every run of the process
 carries it, so the process runs one run at a time), the guardian (_guard), which must outlive every run
@@ -277,10 +280,9 @@ class Child:
 
 
 class _Shared:
-    """What the supervisors nested in one another share (Supervisor: one made inside another's arm scope, as a
-    test's run inside the test's own): this process's children are one set, whoever started them, so the
+    """What every supervisor of the process shares: its children are one set, whoever started them, so the
     forks in flight, the orphans adopted among them and the pipes the probe drains are known once for all the
-    supervisors that start them. The outermost supervisor makes it; it is no module global."""
+    supervisors that start them (the module's docstring)."""
 
     def __init__(self) -> None:
         self.forking = threading.Lock()  # held across each Popen of any of them (fork to exec): forks_settled
@@ -290,14 +292,16 @@ class _Shared:
         self.drained: set[int] = set()  # inodes of the pipes StderrRings drain (drained_pipes)
 
 
+_CHILDREN = _Shared()  # the process's children, as one set for all its supervisors (the module's docstring)
+
+
 class Supervisor:
     """The one owner of a run's processes (see the module's docstring): what it started with their pidfds, the
     lock held across each Popen, the fork servers (ForkServers fills them), the stopping flag, the run's folder,
     the arm scopes, the orphans adopted and the pipes drained. It spawns, stops (stop) and reaps (reap_all, end).
 
-    A supervisor made inside another's arm scope (a test's run, inside the test's own) is nested in it and
-    shares with it what belongs to the process's children as one set (_Shared: the Popen lock, the adopted
-    orphans, the drained pipes), so neither takes the other's child for an orphan.
+    Every supervisor of the process shares what belongs to the process's children as one set (_CHILDREN: the
+    Popen lock, the adopted orphans, the drained pipes), so none takes another's child for an orphan.
 
     A context manager for one run: leaving it ends the run (end) when the run ended by itself or by an
     ordinary failure; a run left by a signal (a BaseException such as cli.Interrupted, or any exception once
@@ -306,8 +310,7 @@ class Supervisor:
     """
 
     def __init__(self) -> None:
-        outer = getattr(_current, "supervisor", None)
-        self._shared = outer._shared if outer is not None else _Shared()
+        self._shared = _CHILDREN
         self._live: dict[subprocess.Popen | ForkedProcess, Pidfd | None] = {}  # what it started, and its pidfd
         self._live_lock = threading.Lock()
         self.fork_servers: dict[tuple[str, tuple], ForkServer] = {}  # by _server_key; ForkServers starts them
@@ -374,13 +377,20 @@ class Supervisor:
                 self._shared.members.remove(self)
 
     def reap_all(self, grace: float = TERM_GRACE) -> int:
-        """Kill every process of this run, by marker, the orphans adopted, and what it spawned (kept tracked until
-        waited for, so no orphan's reaping takes its exit); returns how many were alive."""
+        """Kill what it spawned (kept tracked until waited for, so no orphan's reaping takes its exit) and their
+        trees; the last supervisor of the process to reap also kills by marker and the orphans adopted (others
+        still live carry the same marker, and an orphan cannot be told to be of one run or another); returns how
+        many were alive."""
         with self._live_lock:
             spawned = dict(self._live)
+        with self._shared.lock:
+            last = all(member is self or member._ended for member in self._shared.members)
 
         def find() -> dict[int, dict]:
-            return {p["pid"]: p for p in self.run_processes()}
+            if last:
+                return {p["pid"]: p for p in self.run_processes()}
+            trees = [pid for process in spawned for pid in (process.pid, *sample.descendants(process.pid))]
+            return {pid: {"pid": pid, "cmdline": sample.cmdline(pid)} for pid in trees if sample.is_live(pid)}
 
         def ours(pid: int) -> bool:
             return sample.carries(pid, MARKER, RUN_ID, argv=True) or self._adopted(pid)
