@@ -11,21 +11,27 @@ from __future__ import annotations
 import time
 
 from stdio_probe.checks import session
-from stdio_probe.checks.s2_eof_unread import alive_note, exits_once_drained, in_flight, observe_after
+from stdio_probe.checks.s2_eof_unread import (
+    CALL_ID,
+    NEEDS_LARGE_CALL,
+    alive_note,
+    exits_once_drained,
+    in_flight,
+    large_call,
+    observe_after,
+)
 from stdio_probe.checks.s10_clean_ending import runtime_crash
 from stdio_probe.model import Finding, Options, Probe, Server
 
 ID = "S11"
 TITLE = "SIGTERM with a large answer unread: the server exits within a bound"
 ARMS = ("bug",)
-CALL_ID = 1
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
-    if server.large_call is None:
-        return {"not_applicable": "needs --large-call 'TOOL {json arguments}' (an answer larger than the pipe)"}
-    tool, arguments = server.large_call
-    call = {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    call = large_call(server)
+    if call is None:
+        return dict(NEEDS_LARGE_CALL)
     bound = min(options.window, session.SIGTERM_BOUND)
 
     def body(s: session.Session) -> dict:

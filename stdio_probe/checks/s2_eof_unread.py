@@ -25,11 +25,21 @@ STALL_S = 0.3  # seconds a more-than-half-full pipe stays unchanged before its w
 CALL_ID = 1
 
 
-def run_arm(arm: str, server: Server, options: Options) -> dict:
+NEEDS_LARGE_CALL = {"not_applicable": "needs --large-call 'TOOL {json arguments}' (an answer larger than the pipe)"}
+
+
+def large_call(server: Server) -> dict | None:
+    """The request of --large-call (an answer larger than the pipe, S2's and S11's trigger); None without one."""
     if server.large_call is None:
-        return {"not_applicable": "needs --large-call 'TOOL {json arguments}' (an answer larger than the pipe)"}
+        return None
     tool, arguments = server.large_call
-    call = {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    return {"jsonrpc": "2.0", "id": CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+
+
+def run_arm(arm: str, server: Server, options: Options) -> dict:
+    call = large_call(server)
+    if call is None:
+        return dict(NEEDS_LARGE_CALL)
 
     def body(s: session.Session) -> dict:
         if arm == "bug":
