@@ -25,9 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from stdio_probe import runner  # noqa: E402
-from stdio_probe.host_contract import Pidfd  # noqa: E402
-from stdio_probe.model import Host, Options  # noqa: E402
+from stdio_probe.core import runner  # noqa: E402
+from stdio_probe.core.host_contract import Pidfd  # noqa: E402
+from stdio_probe.core.model import Host, Options  # noqa: E402
 from tests import third_party_hosts  # noqa: E402
 from tests.proof_readings import proof_readings  # noqa: E402
 

@@ -1,4 +1,5 @@
-"""Probe the stdio lifecycle defects of the MCP Python SDK, and of any stdio MCP server."""
+"""Probe the stdio lifecycle of MCP: the Python SDK (sdk/), any stdio server (server/), any stdio host (host/),
+over one core (core/)."""
 
 from pathlib import Path
 

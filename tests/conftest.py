@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from _pytest.nodeid import NodeId
 
-from stdio_probe import envs, index, spawn
-from stdio_probe.runner import run_matrix
-from stdio_probe.sdk import Request, resolve
-from stdio_probe.sdk import pinned as pinned_sdk
+from stdio_probe.core import spawn
+from stdio_probe.core.runner import run_matrix
+from stdio_probe.sdk import envs, index
+from stdio_probe.sdk.sdk import Request, resolve
+from stdio_probe.sdk.sdk import pinned as pinned_sdk
 from tests import stored_index
 from tests.sdk_fixes import BREAKS, FIXES, OTHER_FIXES, patched_sdk
 

@@ -16,9 +16,10 @@ import datetime
 import sys
 from pathlib import Path
 
-from stdio_probe import record, runner, spawn
-from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import Host, Options
+from stdio_probe.core import runner, spawn
+from stdio_probe.core.model import Host, Options
+from stdio_probe.host.checks import HOST_CHECKS
+from stdio_probe.report import record
 from tests import tables, third_party_hosts
 from tests.third_party import Unavailable
 

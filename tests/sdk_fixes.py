@@ -10,8 +10,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from stdio_probe.model import Sdk
-from stdio_probe.sdk import pinned
+from stdio_probe.core.model import Sdk
+from stdio_probe.sdk.sdk import pinned
 
 # L1: write stdout without a thread (non-blocking fd, awaited in the event loop),
 # and bound the writer once stdin reaches EOF: the server gives up on unsent

@@ -22,9 +22,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from stdio_probe import record, runner, spawn
-from stdio_probe.checks import CHECKS
-from stdio_probe.model import Options, Server
+from stdio_probe.core import runner, spawn
+from stdio_probe.core.model import Options, Server
+from stdio_probe.report import record
+from stdio_probe.server.checks import CHECKS
 from tests import tables, third_party
 
 HERE = Path(__file__).parent

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stdio_probe import spawn
+from stdio_probe.core import spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())

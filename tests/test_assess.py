@@ -27,12 +27,14 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import record, runner, spawn
-from stdio_probe.cases import CASES
-from stdio_probe.checks import CHECKS
-from stdio_probe.decide import decide, decide_check, mitigation
-from stdio_probe.hosts import HOST_CHECKS, session
-from stdio_probe.model import Finding, Options, Probe
+from stdio_probe.core import runner, spawn
+from stdio_probe.core.decide import decide, decide_check, mitigation
+from stdio_probe.core.model import Finding, Options, Probe
+from stdio_probe.host import session
+from stdio_probe.host.checks import HOST_CHECKS
+from stdio_probe.report import record
+from stdio_probe.sdk.cases import CASES
+from stdio_probe.server.checks import CHECKS
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBES = {**CASES, **CHECKS, **HOST_CHECKS}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import eras, host_contract, sample, spawn
+from stdio_probe.core import eras, host_contract, sample, spawn
 
 CONTRACT = spawn.FIXTURES / "contract.py"
 BY_PATH = {"host_contract": Path(host_contract.__file__), "sample": Path(sample.__file__), "eras": Path(eras.__file__)}

@@ -16,10 +16,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from stdio_probe import cli, env_args, spawn
-from stdio_probe.checks import session
-from stdio_probe.model import ChildEnv, Options, Server
-from stdio_probe.record import SCHEMA_PATH
+from stdio_probe.cli import main as cli
+from stdio_probe.core import env_args, spawn
+from stdio_probe.core.model import ChildEnv, Options, Server
+from stdio_probe.report.record import SCHEMA_PATH
+from stdio_probe.server import session
 from tests.test_outputs import probe
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,12 +15,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from stdio_probe import cli, sample
-from stdio_probe.cases import CASES
-from stdio_probe.checks import CHECKS
-from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import BRIEF_CHARS
-from stdio_probe.record import SCHEMA_PATH
+from stdio_probe.cli import main as cli
+from stdio_probe.core import sample
+from stdio_probe.core.model import BRIEF_CHARS
+from stdio_probe.host.checks import HOST_CHECKS
+from stdio_probe.report.record import SCHEMA_PATH
+from stdio_probe.sdk.cases import CASES
+from stdio_probe.server.checks import CHECKS
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stdio_probe.driver import checkpoint
-from stdio_probe.model import Options
+from stdio_probe.core.model import Options
+from stdio_probe.sdk.driver import checkpoint
 
 CLIENT_CASES = ["L7", "L8", "L10"]
 # each fix (tests/sdk_fixes.py: FIXES and OTHER_FIXES) and the case it fixes

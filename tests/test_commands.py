@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from stdio_probe import cli, commands, record, report, runner
+from stdio_probe.cli import commands
+from stdio_probe.cli import main as cli
+from stdio_probe.core import runner
+from stdio_probe.report import record, report
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 80

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stdio_probe.decide import decide, mitigation
-from stdio_probe.model import BRIEF_CHARS, Finding, Probe
+from stdio_probe.core.decide import decide, mitigation
+from stdio_probe.core.model import BRIEF_CHARS, Finding, Probe
 
 
 def _probe(assess) -> Probe:

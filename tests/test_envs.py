@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import envs
-from stdio_probe.facts import SdkError, read_facts
-from stdio_probe.sdk import Request, requests, resolve
+from stdio_probe.sdk import envs
+from stdio_probe.sdk.facts import SdkError, read_facts
+from stdio_probe.sdk.sdk import Request, requests, resolve
 
 
 def make_wheel(folder: Path, body: str, version: str = "0.0.1") -> Path:

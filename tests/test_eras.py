@@ -1,4 +1,4 @@
-"""The server checks in both protocol eras (stdio_probe.eras): the era found per server, every check a
+"""The server checks in both protocol eras (stdio_probe.core.eras): the era found per server, every check a
 real verdict in each, --protocol forcing one, and the Python SDK's own MCPServer spoken to in both.
 
 The stdlib fixture server speaks legacy (default), 2026-07-28 only (--era modern) or both; a legacy
@@ -16,11 +16,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from stdio_probe import cli, eras, runner, spawn
-from stdio_probe.checks import CHECKS
-from stdio_probe.model import Options, Server
-from stdio_probe.record import SCHEMA_PATH
-from stdio_probe.sdk import Request, SdkError, resolve
+from stdio_probe.cli import main as cli
+from stdio_probe.core import eras, runner, spawn
+from stdio_probe.core.model import Options, Server
+from stdio_probe.report.record import SCHEMA_PATH
+from stdio_probe.sdk.sdk import Request, SdkError, resolve
+from stdio_probe.server.checks import CHECKS
 from tests.test_outputs import assert_fits, probe
 from tests.test_server_checks import BUG, OK, SHAPES, SLOW, WINDOW, assert_nothing_left, command
 
@@ -116,7 +117,7 @@ def test_a_server_sharing_no_era_with_the_probe_is_not_applicable(tmp_path):
 @pytest.fixture(scope="module")
 def legacy_sdk():
     """mcp 1.30.0 (FastMCP, the initialize handshake only), in the default user cache like conftest's second_sdk."""
-    from stdio_probe import envs
+    from stdio_probe.sdk import envs
 
     try:
         return resolve(Request("1.30.0", "pypi", "1.30.0"), envs.default_cache())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 import time
 
-from stdio_probe import spawn
-from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
+from stdio_probe.core import spawn
+from stdio_probe.core.model import Options
+from stdio_probe.core.runner import run_matrix
 
 SHORT = Options(window=2.0)
 

@@ -25,11 +25,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from stdio_probe import sample, spawn
-from stdio_probe.cases import CASES
-from stdio_probe.cases.l11_lifespan_cleanup import TOOL_S
-from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
+from stdio_probe.core import sample, spawn
+from stdio_probe.core.model import Options
+from stdio_probe.core.runner import run_matrix
+from stdio_probe.sdk.cases import CASES
+from stdio_probe.sdk.cases.l11_lifespan_cleanup import TOOL_S
 from tests.proof_readings import proof_readings
 from tests.sdk_fixes import FRESH_SHAPES, GRACE_SHAPES, LATE_FIXES, UNFORESEEN_FIXES, patched_sdk
 

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from stdio_probe import sample, spawn
+from stdio_probe.core import sample, spawn
+from stdio_probe.core.forkserver import SHIM_SOCKET_ENV, ForkServer, ForkServerUnavailable
 from stdio_probe.fixtures.fork_server import ORPHAN_BOUND
-from stdio_probe.forkserver import SHIM_SOCKET_ENV, ForkServer, ForkServerUnavailable
 from tests.bounded import read_line, read_to_eof
 
 SPAWN_ID = "5" * 32  # a spawn marker's value, as spawn gives one

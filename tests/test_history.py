@@ -13,12 +13,14 @@ import jsonschema
 import pytest
 from packaging.version import Version
 
-from stdio_probe import cli, envs, index, release_table
-from stdio_probe.cases import CASES
-from stdio_probe.facts import SdkError
-from stdio_probe.record import SCHEMA_PATH
-from stdio_probe.release_table import changes, markdown, ranges, verdicts_by_release
-from stdio_probe.sdk import Request, requests, resolve
+from stdio_probe.cli import main as cli
+from stdio_probe.report import release_table
+from stdio_probe.report.record import SCHEMA_PATH
+from stdio_probe.report.release_table import changes, markdown, ranges, verdicts_by_release
+from stdio_probe.sdk import envs, index
+from stdio_probe.sdk.cases import CASES
+from stdio_probe.sdk.facts import SdkError
+from stdio_probe.sdk.sdk import Request, requests, resolve
 
 REPO = Path(__file__).resolve().parent.parent
 PROBE = REPO / "probe_stdio_lifecycle.py"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from stdio_probe.cases import CASES
-from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
+from stdio_probe.core.model import Options
+from stdio_probe.core.runner import run_matrix
+from stdio_probe.sdk.cases import CASES
 from tests.sdk_fixes import L5_REPLACE_DEFAULT, patched_sdk
 
 

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import cli, record, sample, spawn
-from stdio_probe.hosts import h1_graceful_close, h2_eof_ignored, h11_mute_server, session
-from stdio_probe.model import Host, Options, Sdk
+from stdio_probe.cli import main as cli
+from stdio_probe.core import sample, spawn
+from stdio_probe.core.model import Host, Options, Sdk
+from stdio_probe.host import session
+from stdio_probe.host.checks import h1_graceful_close, h2_eof_ignored, h11_mute_server
+from stdio_probe.report import record
 from tests.proof_readings import proof_readings
 from tests.test_host_table import EXPECTED
 

@@ -14,11 +14,9 @@ import time
 import anyio
 import pytest
 
-from stdio_probe import envs, host_contract, sample, wire
-from stdio_probe.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
-from stdio_probe.decide import mitigation
-from stdio_probe.driver import checkpoint
-from stdio_probe.host_contract import (
+from stdio_probe.core import host_contract, sample, wire
+from stdio_probe.core.decide import mitigation
+from stdio_probe.core.host_contract import (
     Pidfd,
     ServerExited,
     child_pids,
@@ -29,9 +27,12 @@ from stdio_probe.host_contract import (
     shutdown_child,
     spawned_server,
 )
-from stdio_probe.model import Options
-from stdio_probe.sdk import Request, resolve
-from stdio_probe.spawn import current
+from stdio_probe.core.model import Options
+from stdio_probe.core.spawn import current
+from stdio_probe.sdk import envs
+from stdio_probe.sdk.cases import l1_full_pipe, l2_surrogate, l3_rejected_connect, l4_ghost_tools
+from stdio_probe.sdk.driver import checkpoint
+from stdio_probe.sdk.sdk import Request, resolve
 from tests.bounded import read_line
 
 FAST = Options(window=10.0, method="fast")
@@ -87,7 +88,7 @@ def test_shutdown_drains_the_real_sdk_server_until_it_exits_by_itself(pinned):
 def test_shutdown_escalates_on_its_bounds(pinned, caplog, args, term_bound, ended_by, code, steps, logged):
     child = _stubborn(pinned, *args)
     try:
-        with caplog.at_level(logging.WARNING, logger="stdio_probe.host_contract"):
+        with caplog.at_level(logging.WARNING, logger="stdio_probe.core.host_contract"):
             done = shutdown_child(child.process, exit_bound=0.3, term_bound=term_bound)
     finally:
         child.stop()
@@ -157,7 +158,7 @@ def test_sanitized_payload_passes_the_real_sdk_writer_and_the_session_lives(pinn
 
 def test_host_contract_imports_without_mcp():
     """The parent probe imports it and must never import mcp."""
-    code = "import sys, stdio_probe.host_contract; sys.exit('mcp' in sys.modules)"
+    code = "import sys, stdio_probe.core.host_contract; sys.exit('mcp' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], timeout=30).returncode == 0
 
 

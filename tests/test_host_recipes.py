@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import spawn
+from stdio_probe.core import spawn
 from tests import third_party_hosts
 from tests.third_party import Unavailable
 from tests.third_party_hosts import HOSTS, RECIPES, Host, HostPin

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import record
+from stdio_probe.report import record
 from tests import host_table
 from tests.proof_readings import proof_readings
 from tests.third_party_hosts import HOSTS

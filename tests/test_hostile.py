@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import cli, model, runner, sample, spawn, wire
-from stdio_probe.model import Options, Server
+from stdio_probe.cli import main as cli
+from stdio_probe.core import model, runner, sample, spawn, wire
+from stdio_probe.core.model import Options, Server
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import mcp.client.stdio as stdio
 import pytest
 
-from stdio_probe.cases.l11_lifespan_cleanup import assess, ended_by
-from stdio_probe.driver import checkpoint
-from stdio_probe.host_contract import termination_grace
-from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
+from stdio_probe.core.host_contract import termination_grace
+from stdio_probe.core.model import Options
+from stdio_probe.core.runner import run_matrix
+from stdio_probe.sdk.cases.l11_lifespan_cleanup import assess, ended_by
+from stdio_probe.sdk.driver import checkpoint
 
 WINDOW = Options(method="window", window=5.0)  # the window method, with a shorter window than the default 10 s
 # each fix of L11 (tests/sdk_fixes.py): the client's grace, and the server abandoning the tool's thread on cancel

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe.cases.l13_fatal_tool import EXIT_CODE, PROBE, cause
-from stdio_probe.model import Options
+from stdio_probe.core.model import Options
+from stdio_probe.sdk.cases.l13_fatal_tool import EXIT_CODE, PROBE, cause
 
 ROOT = Path(__file__).resolve().parent.parent
 WINDOW = Options(method="window", window=3.0)  # the window method, with a shorter window than the default 10 s

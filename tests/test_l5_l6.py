@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stdio_probe.cases.l5_strict_decoding import condition_facts
-from stdio_probe.driver import checkpoint
+from stdio_probe.sdk.cases.l5_strict_decoding import condition_facts
+from stdio_probe.sdk.driver import checkpoint
 
 
 def _l5(runs: dict, arm: str) -> dict:

@@ -14,10 +14,10 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
-from stdio_probe import sample
-from stdio_probe.cases import l9_descendants
-from stdio_probe.host_contract import end_server_group, process_exited
-from stdio_probe.model import Options
+from stdio_probe.core import sample
+from stdio_probe.core.host_contract import end_server_group, process_exited
+from stdio_probe.core.model import Options
+from stdio_probe.sdk.cases import l9_descendants
 from tests.bounded import read_line
 
 OTHER_FIXES = {"L9-before-wait": "L9", "L12-default-sigint": "L12"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stdio_probe import mcp_schema
+from stdio_probe.core import mcp_schema
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}}
 SERVER_INFO = {"name": "s", "version": "1"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 import time
 
-from stdio_probe import observe
+from stdio_probe.core import observe
 
 WINDOW = 0.5
 

@@ -24,9 +24,12 @@ import jsonschema
 import pytest
 from rich.console import Console
 
-from stdio_probe import __version__, ci_output, cli, expect, model, outcome, record, record_history, report
-from stdio_probe.cases import CASES
-from stdio_probe.record import SCHEMA_PATH, SCHEMA_VERSION
+from stdio_probe import __version__
+from stdio_probe.cli import main as cli
+from stdio_probe.core import model, outcome
+from stdio_probe.report import ci_output, expect, record, record_history, report
+from stdio_probe.report.record import SCHEMA_PATH, SCHEMA_VERSION
+from stdio_probe.sdk.cases import CASES
 from tests.conftest import WIDTH, probe_env
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import __version__, envs, spawn
+from stdio_probe import __version__
+from stdio_probe.core import spawn
+from stdio_probe.sdk import envs
 
 
 def _clean_env() -> dict:

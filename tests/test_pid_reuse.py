@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import spawn
+from stdio_probe.core import spawn
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, str(spawn.FIXTURES / "fixture_check_server.py")]

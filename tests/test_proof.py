@@ -17,11 +17,12 @@ import time
 
 import pytest
 
-from stdio_probe import driver, hang, sample, wire
-from stdio_probe.cases import l1_full_pipe
-from stdio_probe.model import Options
-from stdio_probe.runner import run_matrix
-from stdio_probe.spawn import StderrRing, current
+from stdio_probe.core import hang, sample, wire
+from stdio_probe.core.model import Options
+from stdio_probe.core.runner import run_matrix
+from stdio_probe.core.spawn import StderrRing, current
+from stdio_probe.sdk import driver
+from stdio_probe.sdk.cases import l1_full_pipe
 from tests.proof_readings import proof_readings
 from tests.sdk_fixes import UNFORESEEN_L1_FIXES, patched_sdk
 

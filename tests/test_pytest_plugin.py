@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import spawn
-from stdio_probe.pytest_plugin import CheckRun, ProbeResult, ProbeUndecided
+from stdio_probe.cli.pytest_plugin import CheckRun, ProbeResult, ProbeUndecided
+from stdio_probe.core import spawn
 
 pytest_plugins = ["pytester"]
 
@@ -24,7 +24,7 @@ def _server(*flags: str) -> str:
 def _run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
     pytester.makepyfile(test_author=f"def test_lifecycle(stdio_probe):\n    {body}\n")
     quiet = "ignore::pytest.PytestAssertRewriteWarning"  # this module imported the plugin first
-    return pytester.runpytest("-p", "stdio_probe.pytest_plugin", "-q", "-W", quiet)
+    return pytester.runpytest("-p", "stdio_probe.cli.pytest_plugin", "-q", "-W", quiet)
 
 
 HOST = [sys.executable, str(Path(__file__).resolve().parent / "hosts" / "fixture_host.py")]

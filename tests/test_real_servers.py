@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import runner, spawn
-from stdio_probe.checks import CHECKS
-from stdio_probe.model import Options, Server
+from stdio_probe.core import runner, spawn
+from stdio_probe.core.model import Options, Server
+from stdio_probe.server.checks import CHECKS
 from tests import third_party
 
 pytestmark = pytest.mark.network  # the servers come from PyPI and npm (tests/third_party.py caches them)

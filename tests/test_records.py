@@ -15,13 +15,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from stdio_probe import outcome, record, record_history
-from stdio_probe.cases import CASES
-from stdio_probe.checks import CHECKS
-from stdio_probe.decide import decide, decide_check, mitigation
-from stdio_probe.hosts import HOST_CHECKS
-from stdio_probe.model import shorten
-from stdio_probe.outcome import CONTRACT, MEANING, UNMET, Contract, Outcome, Unmet
+from stdio_probe.core import outcome
+from stdio_probe.core.decide import decide, decide_check, mitigation
+from stdio_probe.core.model import shorten
+from stdio_probe.core.outcome import CONTRACT, MEANING, UNMET, Contract, Outcome, Unmet
+from stdio_probe.host.checks import HOST_CHECKS
+from stdio_probe.report import record, record_history
+from stdio_probe.sdk.cases import CASES
+from stdio_probe.server.checks import CHECKS
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = sorted((ROOT / "tests" / "data" / "records" / "schema").glob("*.json"))

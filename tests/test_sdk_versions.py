@@ -10,10 +10,11 @@ import sys
 import jsonschema
 import pytest
 
-from stdio_probe import cli, envs
-from stdio_probe.model import Options
-from stdio_probe.record import SCHEMA_PATH
-from stdio_probe.runner import run_matrix
+from stdio_probe.cli import main as cli
+from stdio_probe.core.model import Options
+from stdio_probe.core.runner import run_matrix
+from stdio_probe.report.record import SCHEMA_PATH
+from stdio_probe.sdk import envs
 from tests.sdk_fixes import WITHOUT_CONNECT_WITH_SESSION, patched_sdk
 
 FAST = Options(window=10.0, method="fast")

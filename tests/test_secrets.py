@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stdio_probe import env_args, spawn
+from stdio_probe.core import env_args, spawn
 from tests.conftest import probe_env
 from tests.test_host_checks import fixture_host
 from tests.test_hostile import HOSTILE, PROBE

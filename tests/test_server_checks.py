@@ -20,11 +20,13 @@ from types import SimpleNamespace
 import jsonschema
 import pytest
 
-from stdio_probe import cli, eras, hang, progress, runner, sample, spawn, wire
-from stdio_probe.checks import CHECKS, s12_invalid_requests, session
-from stdio_probe.model import Finding, Options, Probe, Server
-from stdio_probe.record import SCHEMA_PATH
-from stdio_probe.server_args import ServerArgsError, tool_call
+from stdio_probe.cli import main as cli
+from stdio_probe.core import eras, hang, progress, runner, sample, spawn, wire
+from stdio_probe.core.model import Finding, Options, Probe, Server
+from stdio_probe.report.record import SCHEMA_PATH
+from stdio_probe.server import session
+from stdio_probe.server.args import ServerArgsError, tool_call
+from stdio_probe.server.checks import CHECKS, s12_invalid_requests
 from tests.proof_readings import proof_readings
 from tests.test_outputs import assert_fits, probe
 

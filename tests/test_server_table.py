@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import runner, spawn
-from stdio_probe.checks import CHECKS
-from stdio_probe.model import Options
+from stdio_probe.core import runner, spawn
+from stdio_probe.core.model import Options
+from stdio_probe.server.checks import CHECKS
 from tests import server_table, third_party
 from tests.proof_readings import proof_readings
 

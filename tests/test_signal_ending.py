@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from stdio_probe import envs, runner, spawn
-from stdio_probe.model import Options, Server
-from stdio_probe.sdk import Request, resolve
+from stdio_probe.core import runner, spawn
+from stdio_probe.core.model import Options, Server
+from stdio_probe.sdk import envs
+from stdio_probe.sdk.sdk import Request, resolve
 
 SERVER = Path(__file__).resolve().parent / "servers" / "signal_exit_server.py"
 

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from stdio_probe.envs import CACHEDIR_TAG, base_python
+from stdio_probe.sdk.envs import CACHEDIR_TAG, base_python
 
 SERVERS_CACHE = Path(os.environ.get("STDIO_PROBE_SERVERS", Path.home() / ".cache" / "stdio-probe" / "servers"))
 PYTHON_SERVERS = ["mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"]

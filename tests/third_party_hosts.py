@@ -22,7 +22,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from stdio_probe.envs import base_python
+from stdio_probe.sdk.envs import base_python
 from tests.third_party import Unavailable, _ensure, _folder, _run, _uv
 
 HOSTS_CACHE = Path(os.environ.get("STDIO_PROBE_HOSTS", Path.home() / ".cache" / "stdio-probe" / "hosts"))

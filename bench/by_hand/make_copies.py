@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from stdio_probe.sdk import pinned  # noqa: E402
+from stdio_probe.sdk.sdk import pinned  # noqa: E402
 from tests.sdk_fixes import FRESH_SHAPES, patched_sdk  # noqa: E402  (the repository on the path first)
 
 out = Path(sys.argv[1])

@@ -1,0 +1,1 @@
+"""The command line, its entry points and the pytest plugin."""

@@ -1,0 +1,433 @@
+"""The runner: one loop (run_subject) over any kind of subject, and a Subject per kind: Sdks (the cases L1-L13),
+Servers (the server checks), Hosts (the host checks).
+
+A Subject is the whole contract of a run: its plan (the jobs, in the order the pool takes them), the live view's
+rows (named from that plan, so the view and the run never disagree), a job run into its arm's record, and the
+runs decided from the records. The loop, the pool, the signal handling and the arm's timing live here once.
+
+Each run is held by a spawn.Supervisor, the owner of its processes (run_subject): the caller's, or one of the
+runner's own, created at the run's start and ended at its end (spawn's docstring says why).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, NamedTuple, Protocol, Self
+
+from stdio_probe.core import eras, spawn
+from stdio_probe.core.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation, unready
+from stdio_probe.core.model import Host, Options, Probe, Sdk, Server
+from stdio_probe.host import session as host_session
+from stdio_probe.host.checks import HOST_CHECKS
+from stdio_probe.report.record import ArmRecord, Run, make_run
+from stdio_probe.sdk.cases import ARMS, CASES
+from stdio_probe.server import session
+from stdio_probe.server.checks import CHECKS
+
+FAST_PARALLEL_ARMS = 12
+POLL = 0.1  # seconds between the main thread's looks at the arms (a signal waits no longer)
+FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier one run
+
+# on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
+ArmListener = Callable[[str, str, str, str, str], None]
+Row = tuple[str, str, str]  # a row of the live view: the subject's label, the probe's id, the arm
+Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or None for one of the runner's own
+
+
+class Job(NamedTuple):
+    """One arm of one probe on one subject: the subject's place in its list, the probe's id, the arm."""
+
+    subject: int
+    probe: str
+    arm: str
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of subject: the key of its subject in a run (results.json), its probes, and what --only
+    selects among them (named in an error)."""
+
+    key: str
+    probes: dict[str, Probe]
+    what: str
+
+
+SDK = Kind("sdk", CASES, "case")
+SERVER = Kind("server", CHECKS, "check (with --server)")
+HOST = Kind("host", HOST_CHECKS, "check (with --host)")
+KINDS = {kind.key: kind for kind in (SDK, SERVER, HOST)}
+
+
+class Subject(Protocol):
+    """What the runner and the command line know of the subjects of one run and the probes they run under.
+
+    plan() lists the jobs and rows() names the live view's rows from it (with any row of its own that ready()
+    shows). ready() makes the subjects ready for their jobs and yields them ready (what a kind needs while its
+    arms run, closed when they end); run() runs one job into its arm's record; runs() decides each probe on
+    each subject from the records. ready() and run() act under the run's supervisor, which owns every process
+    they start.
+    """
+
+    kind: ClassVar[Kind]
+    probe_ids: list[str]
+
+    def plan(self) -> list[Job]: ...
+
+    def rows(self) -> list[Row]: ...
+
+    def ready(
+        self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener
+    ) -> AbstractContextManager[Self]: ...
+
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord: ...
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]: ...
+
+
+def run_subject(
+    subject: Subject, options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
+    """Every job of the subject's plan on one pool, then its runs: the one loop of every kind of subject, so
+    no kind plans, runs or decides apart from the others.
+
+    The run is held by supervisor: the caller's, left to the caller to end (the command line reads at its end
+    how many processes outlived the arms), or, when None, one of the runner's own for this run, ended with it."""
+    held = contextlib.nullcontext(supervisor) if supervisor is not None else spawn.Supervisor()
+    with held as run, subject.ready(run, options, on_arm) as ready:
+        records = run_jobs(lambda job: ready.run(run, job, options, on_arm), ready.plan(), workers(options), run)
+    return ready.runs(records)
+
+
+def workers(options: Options) -> int:
+    """Arms at once: FAST_PARALLEL_ARMS in the fast method; one at a time in the window method, as the article."""
+    return FAST_PARALLEL_ARMS if options.method == "fast" else 1
+
+
+def plan_rows(labels: list[str], jobs: list[Job]) -> list[Row]:
+    """The live view's row of each job (labels: the subjects' labels, in order): what every kind's rows are made of."""
+    return [(labels[job.subject], job.probe, job.arm) for job in jobs]
+
+
+def run_arm(
+    supervisor: spawn.Supervisor, label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm: ArmListener
+) -> ArmRecord:
+    """One arm of any probe on any subject (run() makes its record, under the run's supervisor); a failure of
+    the probe itself becomes the arm's error, never a lost run, and so does a record the probe cannot read."""
+    on_arm(label, probe.id, arm, "running", "")
+    started = time.time()
+    try:
+        record = run_trials(supervisor, probe, run)
+    except Exception as exc:
+        record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+    record["started_at"] = started
+    record["duration_s"] = round(time.time() - started, 3)
+    try:
+        note = probe.note(record)
+    except Exception as exc:
+        record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
+        record["traceback"] = traceback.format_exc(limit=5)
+    on_arm(label, probe.id, arm, "done", note)
+    return record
+
+
+def run_trials(supervisor: spawn.Supervisor, probe: Probe, run: Callable[[], dict]) -> ArmRecord:
+    """run() once; for a probe whose defect can hide in one run (probe.trials > 1) again, until a trial shows the
+    defect, or gives no evidence (an error, not_applicable, a finding of None: no trial after it could make the
+    rate stand), or probe.trials have run. The record kept is the last trial's (the one that showed the defect,
+    or the last of those that did not), with trials {run, shown}: session.opened says "k of N" from it. Each
+    trial's processes are reaped by the trial itself, and their fds closed before the next starts (each trial in
+    an arm_scope of the run's supervisor)."""
+    with supervisor.arm_scope():
+        record = run()
+    if probe.trials == 1:
+        return record
+    tried = 1
+    while (shown := _shown(probe, record)) is False and tried < probe.trials:
+        with supervisor.arm_scope():
+            record = run()
+        tried += 1
+    record["trials"] = {"run": tried, "shown": int(shown is True)}
+    return record
+
+
+def _shown(probe: Probe, record: ArmRecord) -> bool | None:
+    """What a trial's record shows: None where it has no evidence (assess is never asked about such a record)."""
+    if record.get("error") or record.get("not_applicable"):
+        return None
+    return probe.assess(record).shown
+
+
+def run_jobs(
+    run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int, supervisor: spawn.Supervisor
+) -> dict[Job, ArmRecord]:
+    """run(job) for every job on a pool of workers; job -> its record.
+
+    The main thread waits in short polls, so a signal's exception is raised at once. On it (Ctrl-C,
+    SIGTERM) the run is cut short: the supervisor's stop() kills every server and fixture, which ends the
+    waits of the running arms, no further arm starts, and the pool is left without joining its threads.
+    """
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = {job: pool.submit(run, job) for job in jobs}
+    try:
+        while wait(futures.values(), timeout=POLL).not_done:
+            pass
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        supervisor.stop()
+        raise
+    pool.shutdown()
+    return {job: future.result() for job, future in futures.items()}
+
+
+@dataclass(frozen=True)
+class Sdks:
+    """The cases on SDKs. The fast method runs arms concurrently and forks fixtures from a warm fork server per
+    SDK (warm, set by ready()); the window method runs them one at a time, each a fresh exec, as the article did."""
+
+    kind: ClassVar[Kind] = SDK
+    sdks: list[Sdk]
+    probe_ids: list[str]
+    warm: spawn.ForkServers | None = None
+
+    def arms(self) -> list[tuple[str, str]]:
+        """One SDK's (case, arm) pairs in the order they run: every case's bug, control and mitigated arms first,
+        then the extra arms, so no case's verdict waits for them; a case's slow arms (long fixed waits) before
+        all others, so they do not end the run."""
+        arms = [(case_id, arm) for case_id in self.probe_ids for arm in CASES[case_id].arms if arm in ARMS]
+        arms += [(case_id, arm) for case_id in self.probe_ids for arm in CASES[case_id].arms if arm not in ARMS]
+        return sorted(arms, key=lambda job: job[1] not in CASES[job[0]].slow_arms)
+
+    def plan(self) -> list[Job]:
+        """One SDK after another (the pool takes jobs in this order), so its fork server is needed only so long."""
+        return [Job(i, case_id, arm) for i in range(len(self.sdks)) for case_id, arm in self.arms()]
+
+    def rows(self) -> list[Row]:
+        return plan_rows([sdk.spec for sdk in self.sdks], self.plan())
+
+    @contextlib.contextmanager
+    def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Sdks]:
+        """In the fast method, the SDKs' fork servers (the run's): each started FORK_AHEAD SDKs before its arms
+        and closed after them, every one still open closed when the run ends (cut short too)."""
+        if options.method != "fast":
+            yield self
+            return
+        interpreters = [(sdk.python, sdk.env) for sdk in self.sdks]
+        warm = spawn.ForkServers(supervisor, interpreters, len(self.arms()), FORK_AHEAD)
+        try:
+            yield replace(self, warm=warm)
+        finally:
+            warm.close()
+
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+        """The job's arm, inside its SDK's turn of the fork servers (fast method)."""
+        sdk, case = self.sdks[job.subject], CASES[job.probe]
+        try:
+            if self.warm is not None:
+                self.warm.begin(job.subject)
+            return run_arm(supervisor, sdk.spec, case, job.arm, lambda: case.run(job.arm, sdk, options), on_arm)
+        finally:
+            if self.warm is not None:
+                self.warm.end(job.subject)
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
+        """Each case's verdict and host-contract mitigation per SDK, from its arms."""
+        runs = []
+        for i, sdk in enumerate(self.sdks):
+            for case_id in self.probe_ids:
+                case = CASES[case_id]
+                arms = {arm: records[Job(i, case_id, arm)] for arm in case.arms}
+                verdict = decide(case, arms)
+                held = mitigation(case, arms)
+                runs.append(make_run(case_id, self.kind.key, {"spec": sdk.spec, **sdk.facts}, verdict, held, arms))
+        return runs
+
+
+def unavailable(spec: str, facts: dict, case_ids: list[str], reason: str) -> list[Run]:
+    """The runs of an SDK that could not be made ready: an error verdict per case, no arms."""
+    sdk = {"spec": spec, **facts}
+    decided, held = unready(reason)
+    return [
+        make_run(case_id, SDK.key, sdk, decided, held, {})
+        for case_id in case_ids
+    ]
+
+
+ERA_ROW = ("era", eras.DISCOVER)  # the live view's row of a server's era probe: (case, arm)
+
+
+@dataclass(frozen=True)
+class Servers:
+    """The server checks on servers, each spoken to in its era (eras, found by ready()). A server sharing no era
+    with the probe gets not_applicable arms. One server's arms take turns (turns) unless it is declared
+    --parallel-arms: its copies may share a lock file, a port or a database, through which one arm's evidence
+    would change another's; different servers' arms run side by side."""
+
+    kind: ClassVar[Kind] = SERVER
+    servers: list[Server]
+    probe_ids: list[str]
+    eras: list[dict] = field(default_factory=list)
+    turns: list[AbstractContextManager] = field(default_factory=list)
+
+    def plan(self) -> list[Job]:
+        """Check by check, arm by arm, every server's job side by side."""
+        count = range(len(self.servers))
+        return [Job(i, check_id, arm) for check_id in self.probe_ids for arm in CHECKS[check_id].arms for i in count]
+
+    def rows(self) -> list[Row]:
+        """The era probe's row of each server whose era is not given (no --protocol), then the plan's."""
+        found = [(server.label, *ERA_ROW) for server in self.servers if server.protocol is None]
+        return found + plan_rows([server.label for server in self.servers], self.plan())
+
+    @contextlib.contextmanager
+    def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
+        """Each server's era found (as many at once as arms), then its turn: a lock, or none if --parallel-arms."""
+        with ThreadPoolExecutor(max_workers=workers(options)) as pool:
+            found = list(pool.map(lambda server: _era(supervisor, server, options, on_arm), self.servers))
+        servers = [replace(server, protocol=era["protocol"]) for server, era in zip(self.servers, found, strict=True)]
+        turns = [contextlib.nullcontext() if server.parallel_arms else threading.Lock() for server in servers]
+        yield replace(self, servers=servers, eras=found, turns=turns)
+
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+        """The job's arm once its server has its turn: only then is it running, and timed."""
+        label, check = self.servers[job.subject].label, CHECKS[job.probe]
+        with self.turns[job.subject]:
+            return run_arm(supervisor, label, check, job.arm, lambda: self._record(job, options), on_arm)
+
+    def _record(self, job: Job, options: Options) -> ArmRecord:
+        """The job's check run on its server, in its era; not_applicable, saying why, when the server has none."""
+        server = self.servers[job.subject]
+        if server.protocol is None:
+            return {"not_applicable": self.eras[job.subject]["evidence"]}
+        return CHECKS[job.probe].run(job.arm, server, options)
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
+        """Each check's verdict per server, each run describing its server and the era it was spoken to in."""
+        runs = []
+        for i, server in enumerate(self.servers):
+            era = _with_version(self.eras[i], [record for job, record in records.items() if job.subject == i])
+            for check_id in self.probe_ids:
+                arms = {arm: records[Job(i, check_id, arm)] for arm in CHECKS[check_id].arms}
+                described, verdict = _server_described(server, era), decide_check(CHECKS[check_id], arms)
+                runs.append(make_run(check_id, self.kind.key, described, verdict, NO_CONTRACT, arms))
+        return runs
+
+
+def _server_described(server: Server, era: dict) -> dict:
+    """What a server's run says of it: its label, command, environment, calls, and era."""
+    described = {"label": server.label, "command": server.command, "env": server.env.described()}
+    if server.large_call is not None:
+        described["large_call"] = {"tool": server.large_call[0], "arguments": server.large_call[1]}
+    if server.slow_call is not None:
+        described["slow_call"] = {"tool": server.slow_call[0], "arguments": server.slow_call[1]}
+    described["era"] = era
+    return described
+
+
+def _era(supervisor: spawn.Supervisor, server: Server, options: Options, on_arm: ArmListener) -> dict:
+    """session.find_era (in an arm scope of the run's supervisor), shown in the live view when it starts a
+    process (no --protocol). A failure of the probe itself leaves the legacy era, saying why, as no answer would."""
+    if server.protocol is not None:
+        with supervisor.arm_scope():
+            return session.find_era(server, options)
+    on_arm(server.label, *ERA_ROW, "running", "")
+    try:
+        with supervisor.arm_scope():
+            found = session.find_era(server, options)
+    except Exception as exc:
+        why = f"the era probe failed: {type(exc).__name__}: {exc}"
+        found = {"protocol": eras.LEGACY, "version": None, "chosen_by": eras.DISCOVER, "evidence": why}
+    on_arm(server.label, *ERA_ROW, "done", f"{found['protocol']}: {found['evidence']}")
+    return found
+
+
+def _with_version(era: dict, arms: list[dict]) -> dict:
+    """The era found, with the legacy version the server answered initialize with (from its arms)."""
+    if era["version"] is not None:
+        return era
+    answered = (arm.get("opening", {}).get("version") for arm in arms)
+    return {**era, "version": next((version for version in answered if version), None)}
+
+
+SHARED_CONTROL = "control"  # the host checks' control arm: run once per host, shared by every check
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """The host checks on hosts, decided by the bug/control rule; the control arm runs once per host (the first
+    check's job) and every check shares it."""
+
+    kind: ClassVar[Kind] = HOST
+    hosts: list[Host]
+    probe_ids: list[str]
+
+    def plan(self) -> list[Job]:
+        """Every host's shared control first, then check by check, arm by arm, every host's job side by side."""
+        count = range(len(self.hosts))
+        jobs = [Job(i, self.probe_ids[0], SHARED_CONTROL) for i in count]
+        checks = [HOST_CHECKS[check_id] for check_id in self.probe_ids]
+        return jobs + [Job(i, c.id, arm) for c in checks for arm in c.arms if arm != SHARED_CONTROL for i in count]
+
+    def rows(self) -> list[Row]:
+        return plan_rows([host.label for host in self.hosts], self.plan())
+
+    def ready(
+        self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener
+    ) -> AbstractContextManager[Hosts]:
+        """Hosts need nothing beyond their arms."""
+        return contextlib.nullcontext(self)
+
+    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+        host, check = self.hosts[job.subject], HOST_CHECKS[job.probe]
+        return run_arm(supervisor, host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
+
+    def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
+        """Each check's verdict per host, from its own arms and the host's shared control."""
+        runs = []
+        for i, host in enumerate(self.hosts):
+            control = records[Job(i, self.probe_ids[0], SHARED_CONTROL)]
+            described = _host_described(host, control)
+            for check_id in self.probe_ids:
+                check = HOST_CHECKS[check_id]
+                arms = {arm: control if arm == SHARED_CONTROL else records[Job(i, check_id, arm)] for arm in check.arms}
+                runs.append(make_run(check_id, self.kind.key, described, decide(check, arms), NO_HOST_ARM, arms))
+        return runs
+
+
+def _host_described(host: Host, control: ArmRecord) -> dict:
+    """What a host's runs say of it: its label, command, environment, the era it spoke in its control arm and,
+    when it reached the server there, how it used servers (one, a server per operation, several at once)."""
+    events = control.get("events", [])
+    era = next((e["era"] for e in events if e.get("era")), None)
+    described = {"label": host.label, "command": host.command, "era": era, "env": host.env.described()}
+    if events:
+        described["servers"] = host_session.server_shape(events)
+    return described
+
+
+def run_matrix(
+    sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
+    """The cases on SDKs, in this process (the tests' and tables' entry; the command line runs the same Subject),
+    under the caller's supervisor or one of its own (run_subject)."""
+    return run_subject(Sdks(sdks, case_ids), options, on_arm, supervisor)
+
+
+def run_servers(
+    servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
+    """The server checks on servers, in this process (as run_matrix)."""
+    return run_subject(Servers(servers, check_ids), options, on_arm, supervisor)
+
+
+def run_hosts(
+    hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+) -> list[Run]:
+    """The host checks on hosts, in this process (as run_matrix)."""
+    return run_subject(Hosts(hosts, check_ids), options, on_arm, supervisor)

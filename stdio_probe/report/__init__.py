@@ -1,0 +1,1 @@
+"""What a run leaves: records, the report, CI outputs, comparisons and expectations."""
