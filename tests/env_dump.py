@@ -1,5 +1,5 @@
 """What a process can read of its own environment and each ancestor's, from /proc/PID/environ: a subject
-under test that reads its parent's secrets (tests/test_secrets.py).
+under test that reads its parent's secrets (tests/core/test_secrets.py).
 
     python env_dump.py ARGV...
 

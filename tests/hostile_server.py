@@ -1,4 +1,4 @@
-"""A small hostile stdio server (stdlib only) for tests/test_hostile.py and bench/bench_hostile.py.
+"""A small hostile stdio server (stdlib only) for tests/server/test_hostile.py and bench/bench_hostile.py.
 
 It answers initialize, ping and tools/call like a minimal MCP server, and misbehaves as its one
 argument says:

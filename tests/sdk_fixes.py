@@ -368,7 +368,7 @@ OTHER_FIXES = {
     # L13 by ending: the fatal error's cancellation reaches a stdin read made in the event loop (FIX_L12), so no
     # thread holds the process in read(2): it exits, its stdout ends, and the host's call fails at that EOF
     "L13-exits": FIX_L12,
-    # L13's halves alone: each answers one shape of the fatal error (tests/test_l13.py: the other stays reproduced)
+    # L13's halves alone: each answers one shape of the fatal error (tests/sdk/test_l13.py: the other stays reproduced)
     "L13-catch-exit": FIX_L13_CATCH_EXIT,
     "L13-writer-error": FIX_L13_WRITER_ERROR,
 }
@@ -442,7 +442,7 @@ os._exit(0)
 }
 
 # Fixes in shapes that only a fast method blind to some wake source, or a fork that drops state, would
-# miss: each must read not_reproduced with both methods (tests/test_fix_shapes.py), the case id first.
+# miss: each must read not_reproduced with both methods (tests/sdk/test_fix_shapes.py), the case id first.
 _TIMER_AT_IMPORT = """import os
 import sys
 import threading
@@ -676,7 +676,7 @@ def _delayed(fix: dict[str, list[tuple[str, str]]], after: str, indent: str) -> 
 
 
 # Fixes that take effect only after more than the 2 s a caller's bound once gave the fast method (L5, L7):
-# each must read not_reproduced with both methods, the stock SDK reproduced with both (tests/test_fix_shapes.py).
+# each must read not_reproduced with both methods, the stock SDK reproduced with both (tests/sdk/test_fix_shapes.py).
 LATE_FIXES = {
     # a late error: the reader holds a decode error for 3 s (a grace for a server's late output), then
     # surfaces it to the session and closes the read stream (FIX_L5), so the pending request fails
@@ -690,7 +690,7 @@ LATE_FIXES = {
     ),
 }
 
-# L11 on SDKs whose client grace differs (tests/test_fix_shapes.py): each L11 verdict must be the same with both
+# L11 on SDKs whose client grace differs (tests/sdk/test_fix_shapes.py): each L11 verdict must be the same with both
 # methods; the fast method's 2.5 s sync tool ends inside a grace longer than that, so its arm must run again.
 GRACE_SHAPES = {
     # not a fix: the client waits 3 s, not 2, before its SIGTERM; a sync tool longer than 3 s still loses its cleanup
@@ -790,7 +790,7 @@ BREAKS = {
 }
 
 
-# A third round of shapes (tests/test_fix_shapes.py, FRESH_SHAPES), one or more for every case, in mechanisms the
+# A third round of shapes (tests/sdk/test_fix_shapes.py, FRESH_SHAPES), one or more for every case, in mechanisms the
 # shapes above do not use; each with the verdict both methods must give: not_reproduced for a fix, reproduced for a
 # shape that looks like one and leaves the defect in place. Each was checked by hand first (docs/measurements.md).
 _CLIENT_WRITE = "                    json = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)\n"

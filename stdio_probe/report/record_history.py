@@ -9,7 +9,7 @@ not record it (a mitigation note). A fact the older probe did not record, and th
 stays absent.
 
 The history lives here, beside the steps, rather than in a docstring or a page of the docs: a bump adds a
-version's entry and its step in one place (tests/test_records.py checks that every version has an entry and
+version's entry and its step in one place (tests/unit/test_records.py checks that every version has an entry and
 that files of the older versions read as the current one).
 """
 

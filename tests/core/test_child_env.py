@@ -21,9 +21,9 @@ from stdio_probe.core import env_args, spawn
 from stdio_probe.core.model import ChildEnv, Options, Server
 from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.server import session
-from tests.test_outputs import probe
+from tests.cli.test_outputs import probe
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = spawn.FIXTURES / "fixture_check_server.py"
 SECRET = ("PROBE_TEST_SECRET", "ghp_secret-of-the-probe-0123456789")
 PASSED = ("PROBE_TEST_PASSED", "passed-from-the-probe-4567")

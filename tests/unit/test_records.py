@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
-from pathlib import Path
 
 import jsonschema
 import pytest
@@ -23,8 +22,8 @@ from stdio_probe.host.checks import HOST_CHECKS
 from stdio_probe.report import record, record_history
 from stdio_probe.sdk.cases import CASES
 from stdio_probe.server.checks import CHECKS
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 OLD = sorted((ROOT / "tests" / "data" / "records" / "schema").glob("*.json"))
 PROBES = {**CASES, **CHECKS, **HOST_CHECKS}
 SCHEMA = json.loads(record.SCHEMA_PATH.read_text())

@@ -25,10 +25,10 @@ import pytest
 from stdio_probe.cli import main as cli
 from stdio_probe.core import model, runner, sample, spawn, wire
 from stdio_probe.core.model import Options, Server
+from tests.paths import ROOT, TESTS
 
-ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
-HOSTILE = Path(__file__).resolve().parent / "hostile_server.py"
+HOSTILE = TESTS / "hostile_server.py"
 RSS_BOUND_KB = 128 * 1024  # the probe's stated peak RSS bound (docs/servers-and-hosts.md, "Hostile servers")
 SIGNAL_BOUND = 2.0  # seconds from the first SIGINT or SIGTERM to the probe's exit
 GUARDIAN_BOUND = 15.0  # seconds after SIGKILL of the probe by which nothing it started is alive

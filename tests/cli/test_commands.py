@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import io
-from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -13,8 +12,8 @@ from stdio_probe.cli import commands
 from stdio_probe.cli import main as cli
 from stdio_probe.core import runner
 from stdio_probe.report import record, report
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 80
 LONG_WORD = "/" + "long-path-segment/" * 4 + "server.py"  # 82 characters: wider than any line here but 200
 

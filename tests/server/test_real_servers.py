@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -22,10 +21,11 @@ from stdio_probe.core import runner, spawn
 from stdio_probe.core.model import Options, Server
 from stdio_probe.server.checks import CHECKS
 from tests import third_party
+from tests.paths import TESTS
 
 pytestmark = pytest.mark.network  # the servers come from PyPI and npm (tests/third_party.py caches them)
 WINDOW = 6.0  # git's server takes up to about 2 s to exit on EOF on a loaded machine
-SERVERS = Path(__file__).parent / "servers"
+SERVERS = TESTS / "servers"
 SLOW = ("slow", {"seconds": 0.5})
 
 

@@ -25,10 +25,11 @@ import pytest
 
 from stdio_probe.core import spawn
 from tests import third_party_hosts
+from tests.paths import TESTS
 from tests.third_party import Unavailable
 from tests.third_party_hosts import HOSTS, RECIPES, Host, HostPin
 
-STANDIN = Path(__file__).resolve().parent / "host_standin.py"
+STANDIN = TESTS / "host_standin.py"
 HOST_TIMEOUT = 120.0  # a framework's imports alone take 15 s on a loaded 2-core machine
 EOF_GRACE = 5.0  # a host may close the server's stdin only as it exits (the kernel closes its fds)
 

@@ -21,8 +21,9 @@ from stdio_probe.sdk import envs, index
 from stdio_probe.sdk.cases import CASES
 from stdio_probe.sdk.facts import SdkError
 from stdio_probe.sdk.sdk import Request, requests, resolve
+from tests.paths import ROOT
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = ROOT
 PROBE = REPO / "probe_stdio_lifecycle.py"
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 

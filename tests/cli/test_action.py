@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from stdio_probe.core import spawn
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
 SERVER = shlex.join([sys.executable, str(spawn.FIXTURES / "fixture_check_server.py"), "--ignore-sigterm"])

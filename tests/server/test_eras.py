@@ -22,8 +22,8 @@ from stdio_probe.core.model import Options, Server
 from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.sdk.sdk import Request, SdkError, resolve
 from stdio_probe.server.checks import CHECKS
-from tests.test_outputs import assert_fits, probe
-from tests.test_server_checks import BUG, OK, SHAPES, SLOW, WINDOW, assert_nothing_left, command
+from tests.cli.test_outputs import assert_fits, probe
+from tests.server.test_server_checks import BUG, OK, SHAPES, SLOW, WINDOW, assert_nothing_left, command
 
 API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
 ERA_OF = {"legacy": eras.LEGACY, "modern": eras.MODERN, "both": eras.MODERN}  # what server/discover finds

@@ -8,16 +8,15 @@ with exit 0.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from stdio_probe.core import runner, spawn
 from stdio_probe.core.model import Options, Server
 from stdio_probe.sdk import envs
 from stdio_probe.sdk.sdk import Request, resolve
+from tests.paths import TESTS
 
-SERVER = Path(__file__).resolve().parent / "servers" / "signal_exit_server.py"
+SERVER = TESTS / "servers" / "signal_exit_server.py"
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from types import SimpleNamespace
 
 import jsonschema
@@ -27,8 +26,9 @@ from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.server import session
 from stdio_probe.server.args import ServerArgsError, tool_call
 from stdio_probe.server.checks import CHECKS, s12_invalid_requests
+from tests.cli.test_outputs import assert_fits, probe
+from tests.paths import TESTS
 from tests.proof_readings import proof_readings
-from tests.test_outputs import assert_fits, probe
 
 FIXTURE = spawn.FIXTURES / "fixture_check_server.py"
 WINDOW = 3.0
@@ -218,7 +218,7 @@ def test_s12_without_a_proof_waits_for_stdout_to_end_after_eof():
 def test_s12_the_sdks_mcpserver_answers_no_invalid_request():
     """python-sdk #2751 on the pinned SDK's MCPServer (tests/servers/py_mcpserver.py): each frame handed to the
     session as an exception, none answered, the deep one included (pydantic's parser stops at 255 levels)."""
-    server = Server("mcpserver", f"{sys.executable} {Path(__file__).parent / 'servers' / 'py_mcpserver.py'}")
+    server = Server("mcpserver", f"{sys.executable} {TESTS / 'servers' / 'py_mcpserver.py'}")
     run = runner.run_servers([server], ["S12"], Options(WINDOW), lambda *a: None)[0]
     assert run["verdict"] == BUG, run["reason"]
     assert {frame["answer"] for frame in run["arms"]["bug"]["frames"]} == {"no answer"}

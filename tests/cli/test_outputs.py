@@ -31,8 +31,8 @@ from stdio_probe.report import ci_output, expect, record, record_history, report
 from stdio_probe.report.record import SCHEMA_PATH, SCHEMA_VERSION
 from stdio_probe.sdk.cases import CASES
 from tests.conftest import WIDTH, probe_env
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
 PROG = "probe-stdio-lifecycle"
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 import copy
 import json
 from functools import cache
-from pathlib import Path
 
 import pytest
 
 from stdio_probe.core.model import Options
 from stdio_probe.sdk.cases.l13_fatal_tool import EXIT_CODE, PROBE, cause
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 WINDOW = Options(method="window", window=3.0)  # the window method, with a shorter window than the default 10 s
 PAIR = "surrogate result"
 # each fix: (the verdict, the surrogate pair's verdict)

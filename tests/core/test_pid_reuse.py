@@ -11,13 +11,12 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from stdio_probe.core import spawn
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, str(spawn.FIXTURES / "fixture_check_server.py")]
 HOST = [sys.executable, str(ROOT / "tests" / "hosts" / "fixture_host.py")]
 

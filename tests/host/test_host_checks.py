@@ -17,11 +17,12 @@ from stdio_probe.core.model import Host, Options, Sdk
 from stdio_probe.host import session
 from stdio_probe.host.checks import h1_graceful_close, h2_eof_ignored, h11_mute_server
 from stdio_probe.report import record
+from tests.host.test_host_table import EXPECTED
+from tests.paths import ROOT, TESTS
 from tests.proof_readings import proof_readings
-from tests.test_host_table import EXPECTED
 
-HOSTS = Path(__file__).resolve().parent / "hosts"
-RECIPES = Path(__file__).resolve().parent.parent / "examples" / "hosts"
+HOSTS = TESTS / "hosts"
+RECIPES = ROOT / "examples" / "hosts"
 # well behaved: its call bounded (H11), the bound longer than a 16 MiB answer takes under load (H8, 2 s at load 15)
 WELL_BEHAVED = ("--call-timeout", "8")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -21,10 +20,11 @@ from stdio_probe.core import runner, spawn
 from stdio_probe.core.model import Options
 from stdio_probe.server.checks import CHECKS
 from tests import server_table, third_party
+from tests.paths import ROOT
 from tests.proof_readings import proof_readings
 
 pytestmark = [pytest.mark.network, pytest.mark.node]
-TABLE = Path(__file__).parent.parent / "results" / "servers.json"
+TABLE = ROOT / "results" / "servers.json"
 WINDOW = 10.0  # the table's window
 # both methods of one check on an idle machine; the others about 25 s (S13: two arms that each wait out the window,
 # mcp-cron not exiting after EOF)

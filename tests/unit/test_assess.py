@@ -35,8 +35,8 @@ from stdio_probe.host.checks import HOST_CHECKS
 from stdio_probe.report import record
 from stdio_probe.sdk.cases import CASES
 from stdio_probe.server.checks import CHECKS
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PROBES = {**CASES, **CHECKS, **HOST_CHECKS}
 RECORDS = sorted((ROOT / "tests" / "data" / "records").glob("*.json"))
 STORED = sorted((ROOT / "results").glob("*.json")) + RECORDS

@@ -18,16 +18,15 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from stdio_probe.report import record
 from tests import host_table
+from tests.paths import ROOT
 from tests.proof_readings import proof_readings
 from tests.third_party_hosts import HOSTS
 
-ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT = 900  # seven hosts' ten checks; a framework's imports alone take 15 s on a loaded machine
 
 R, N, NA = "reproduced", "not_reproduced", "not_applicable"

@@ -22,8 +22,8 @@ from stdio_probe.host.checks import HOST_CHECKS
 from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.sdk.cases import CASES
 from stdio_probe.server.checks import CHECKS
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
 
 

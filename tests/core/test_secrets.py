@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 
 from stdio_probe.core import env_args, spawn
+from tests.cli.test_outputs import github_env
 from tests.conftest import probe_env
-from tests.test_host_checks import fixture_host
-from tests.test_hostile import HOSTILE, PROBE
-from tests.test_outputs import github_env
+from tests.host.test_host_checks import fixture_host
+from tests.paths import TESTS
+from tests.server.test_hostile import HOSTILE, PROBE
 
-TESTS = Path(__file__).resolve().parent
 # first in the probe's environment, so the answer's first 80 characters hold two of them (eras.answer_text)
 TOKENS = {
     "DEPLOY_VALUE": "glpat-fAkE0123456789abcdefXYZ",  # an innocent name, a token's form

@@ -11,6 +11,7 @@ import pytest
 
 from stdio_probe.cli.pytest_plugin import CheckRun, ProbeResult, ProbeUndecided
 from stdio_probe.core import spawn
+from tests.paths import TESTS
 
 pytest_plugins = ["pytester"]
 
@@ -27,7 +28,7 @@ def _run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
     return pytester.runpytest("-p", "stdio_probe.cli.pytest_plugin", "-q", "-W", quiet)
 
 
-HOST = [sys.executable, str(Path(__file__).resolve().parent / "hosts" / "fixture_host.py")]
+HOST = [sys.executable, str(TESTS / "hosts" / "fixture_host.py")]
 
 
 def _host(*flags: str) -> str:

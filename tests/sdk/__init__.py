@@ -1,0 +1,1 @@
+"""The SDK subject: cases L1-L13 on the pinned SDK, its releases and fixed copies."""
