@@ -80,7 +80,7 @@ def main() -> None:
         for round_ in range(1, args.rounds + 1):
             loads.append(os.getloadavg()[0])
             started = time.monotonic()
-            runs = runner.run_hosts(chosen, checks, Options(10.0, "fast"), lambda *event: None)  # reaped at its end
+            runs = runner.run_hosts(chosen, checks, Options(10.0, "fast"))  # reaped at its end
             for run in runs:
                 host = run["host"]["label"].split("#")[0]
                 verdicts.setdefault(host, Counter())[run["verdict"]] += 1

@@ -133,7 +133,7 @@ def runs(pinned_run) -> dict:
 def run_cases():
     """Runs cases on one SDK in this process, nothing reported: (sdk, case ids, options) -> {case id: run}."""
     return lambda sdk, case_ids, options: {
-        run["case"]: run for run in run_matrix([sdk], case_ids, options, lambda *event: None)
+        run["case"]: run for run in run_matrix([sdk], case_ids, options)
     }
 
 

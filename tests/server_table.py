@@ -258,7 +258,7 @@ def run(window: float, only: list[str] | None, checks: list[str]) -> dict:
             if only and entry.server.label not in only:
                 continue
             print(f"{entry.server.label} ...", file=sys.stderr, flush=True)
-            for found in runner.run_servers([entry.server], checks, options, lambda *a: None, supervisor):
+            for found in runner.run_servers([entry.server], checks, options, supervisor=supervisor):
                 found["server"] = shortened(found["server"])
                 for arm in found["arms"].values():
                     arm.pop("command", None)  # the server's command is the run's

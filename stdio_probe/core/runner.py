@@ -37,6 +37,10 @@ FORK_AHEAD = 2  # SDKs whose fork servers preload while the arms of an earlier o
 
 # on_arm(sdk_spec, case_id, arm, status, note): status is "running" or "done"
 ArmListener = Callable[[str, str, str, str, str], None]
+
+
+def unwatched(label: str, probe: str, arm: str, state: str, note: str) -> None:
+    """What an in-process run nobody watches (a test, a table, a bench) does with each arm's progress: nothing."""
 Row = tuple[str, str, str]  # a row of the live view: the subject's label, the probe's id, the arm
 Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or None for one of the runner's own
 
@@ -412,7 +416,8 @@ def _host_described(host: Host, control: ArmRecord) -> dict:
 
 
 def run_matrix(
-    sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+    sdks: list[Sdk], case_ids: list[str], options: Options, on_arm: ArmListener = unwatched,
+    supervisor: Supervised = None,
 ) -> list[Run]:
     """The cases on SDKs, in this process (the tests' and tables' entry; the command line runs the same Subject),
     under the caller's supervisor or one of its own (run_subject)."""
@@ -420,14 +425,16 @@ def run_matrix(
 
 
 def run_servers(
-    servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+    servers: list[Server], check_ids: list[str], options: Options, on_arm: ArmListener = unwatched,
+    supervisor: Supervised = None,
 ) -> list[Run]:
     """The server checks on servers, in this process (as run_matrix)."""
     return run_subject(Servers(servers, check_ids), options, on_arm, supervisor)
 
 
 def run_hosts(
-    hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener, supervisor: Supervised = None
+    hosts: list[Host], check_ids: list[str], options: Options, on_arm: ArmListener = unwatched,
+    supervisor: Supervised = None,
 ) -> list[Run]:
     """The host checks on hosts, in this process (as run_matrix)."""
     return run_subject(Hosts(hosts, check_ids), options, on_arm, supervisor)

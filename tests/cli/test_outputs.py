@@ -15,7 +15,6 @@ import io
 import json
 import re
 import shlex
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -30,26 +29,17 @@ from stdio_probe.core import model, outcome
 from stdio_probe.report import ci_output, expect, record, record_history, report
 from stdio_probe.report.record import SCHEMA_PATH, SCHEMA_VERSION
 from stdio_probe.sdk.cases import CASES
-from tests.conftest import WIDTH, probe_env
+from tests.cli_run import assert_fits, github_env, probe
+from tests.conftest import WIDTH
 from tests.paths import ROOT
 
-PROBE = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py")]
 PROG = "probe-stdio-lifecycle"
 
 
-def probe(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    """The CLI in an 80-column terminal; GitHub Actions only when env says so (even when the tests run there)."""
-    return subprocess.run([*PROBE, *args], capture_output=True, text=True, timeout=180, cwd=cwd, env=probe_env(env))
 
 
-def github_env(summary: Path) -> dict:
-    return {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
 
 
-def assert_fits(text: str) -> None:
-    """Every line a person reads fits; GitHub's workflow commands (::error ...) are for the runner."""
-    long = [line for line in text.splitlines() if len(line) > WIDTH and not line.startswith("::")]
-    assert not long, long
 
 
 def schema() -> dict:

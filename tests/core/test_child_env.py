@@ -21,7 +21,7 @@ from stdio_probe.core import env_args, spawn
 from stdio_probe.core.model import ChildEnv, Options, Server
 from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.server import session
-from tests.cli.test_outputs import probe
+from tests.cli_run import probe
 from tests.paths import ROOT
 
 FIXTURE = spawn.FIXTURES / "fixture_check_server.py"

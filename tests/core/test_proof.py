@@ -38,7 +38,7 @@ WHY_NOT = {  # what the fast method's last proof attempt must name
 @pytest.mark.parametrize("name", list(UNFORESEEN_L1_FIXES))
 def test_unforeseen_fix_is_not_reproduced_by_either_method(pinned, tmp_path, name, method):
     sdk = patched_sdk(tmp_path, name, UNFORESEEN_L1_FIXES[name], pinned)  # a copy per test: tests spread freely
-    [run] = run_matrix([sdk], ["L1"], Options(method=method), lambda *event: None)
+    [run] = run_matrix([sdk], ["L1"], Options(method=method))
     assert run["verdict"] == "not_reproduced", proof_readings(run)
     tracebacks = {arm: record.get("traceback") for arm, record in run["arms"].items() if record.get("traceback")}
     assert run["pairs"]["server API"]["verdict"] == "not_reproduced", (run["pairs"], tracebacks)

@@ -13,11 +13,10 @@ import sys
 from pathlib import Path
 
 from stdio_probe.core import env_args, spawn
-from tests.cli.test_outputs import github_env
+from tests.cli_run import PROBE, github_env
 from tests.conftest import probe_env
-from tests.host.test_host_checks import fixture_host
+from tests.fixture_commands import HOSTILE, fixture_host
 from tests.paths import TESTS
-from tests.server.test_hostile import HOSTILE, PROBE
 
 # first in the probe's environment, so the answer's first 80 characters hold two of them (eras.answer_text)
 TOKENS = {

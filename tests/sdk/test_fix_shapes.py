@@ -61,7 +61,7 @@ def shaped(pinned, tmp_path_factory):
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, shaped):
     fixed_case = shape.split("-")[0]
-    runs = run_matrix([shaped(shape)], list(CASES), Options(), lambda *event: None)
+    runs = run_matrix([shaped(shape)], list(CASES), Options())
     for run in runs:
         fixed = run["case"] == fixed_case or run["case"] in ALSO_FIXES.get(shape, ())
         expected = "not_reproduced" if fixed else "reproduced"
@@ -77,7 +77,7 @@ def test_fast_method_sees_the_fix_and_the_other_cases_still_reproduce(shape, sha
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_window_method_sees_the_fix(shape, shaped):
     fixed_case = shape.split("-")[0]
-    [run] = run_matrix([shaped(shape)], [fixed_case], WINDOW, lambda *event: None)
+    [run] = run_matrix([shaped(shape)], [fixed_case], WINDOW)
     assert run["verdict"] == "not_reproduced", run["reason"]
 
 
@@ -86,7 +86,7 @@ def test_window_method_sees_the_fix(shape, shaped):
 @pytest.mark.parametrize("shape", list(GRACE_SHAPES))
 def test_l11_reads_the_same_with_both_methods_whatever_the_grace(shape, options, shaped):
     """Only L11: the unbounded wait would change what the cases that leave a server running observe."""
-    [run] = run_matrix([shaped(shape)], ["L11"], options, lambda *event: None)
+    [run] = run_matrix([shaped(shape)], ["L11"], options)
     assert run["verdict"] == GRACE_SHAPES[shape][1], run["reason"]
     bug, control, mitigated = (run["arms"][arm] for arm in ("bug", "control", "mitigated"))
     assert bug["tool_s"] == options.window, "the bug arm's tool lasted the window: it outlasted the grace"
@@ -100,7 +100,7 @@ def test_a_helper_without_the_runs_marker_is_adopted_refuses_the_proof_and_is_re
     """L1-unmarked-helper: the helper drops the environment and leaves for a session of its own. The probe, a child
     subreaper, adopts it, so the proof is refused while it lives (the arm's evidence says why), and it is reaped
     once done: no child of this process is left, alive or a zombie."""
-    [run] = run_matrix([shaped("L1-unmarked-helper")], ["L1"], Options(), lambda *event: None)
+    [run] = run_matrix([shaped("L1-unmarked-helper")], ["L1"], Options())
     assert run["verdict"] == "not_reproduced", proof_readings(run)
     refused = [attempt["why_not"] or "" for attempt in run["arms"]["bug"]["proof_attempts"]]
     assert any("adopted by the probe, carrying no marker of the run" in why for why in refused), refused
@@ -120,7 +120,7 @@ def test_fresh_shapes_read_the_same_with_both_methods(options, shaped):
     sdks = {name: shaped(name) for name in shapes}  # copied here: the workers share the fixture's cache
 
     def run(name: str) -> dict:
-        [found] = run_matrix([sdks[name]], [name.split("-")[0]], options, lambda *event: None)
+        [found] = run_matrix([sdks[name]], [name.split("-")[0]], options)
         return found
 
     with ThreadPoolExecutor(max_workers=SHAPES_AT_ONCE) as pool:

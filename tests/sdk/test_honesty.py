@@ -15,7 +15,7 @@ from tests.sdk_fixes import L5_REPLACE_DEFAULT, patched_sdk
 
 
 def _run(sdk, case_id: str, options: Options) -> dict:
-    [run] = run_matrix([sdk], [case_id], options, lambda *event: None)
+    [run] = run_matrix([sdk], [case_id], options)
     return run
 
 
@@ -54,7 +54,7 @@ def test_sdk_without_listen_is_not_applicable_for_l6(broken):
 
 
 def test_sdk_without_server_api_runs_the_transport_pair_alone(broken):
-    for run in run_matrix([broken("without-server-api")], ["L1", "L2"], Options(), lambda *event: None):
+    for run in run_matrix([broken("without-server-api")], ["L1", "L2"], Options()):
         assert run["verdict"] == "reproduced", run["reason"]
         pair = run["pairs"]["server API"]
         assert pair["verdict"] == "not_applicable" and "neither" in pair["reason"], pair

@@ -17,7 +17,7 @@ FIXES = ["L11", "L11-abandon-thread"]
 
 
 def _run(sdk, options: Options) -> dict:
-    [run] = run_matrix([sdk], ["L11"], options, lambda *event: None)
+    [run] = run_matrix([sdk], ["L11"], options)
     return run
 
 

@@ -21,7 +21,7 @@ FAST = Options(window=10.0, method="fast")
 
 
 def _runs(sdks, case_ids):
-    return run_matrix(sdks, case_ids, FAST, lambda *event: None)
+    return run_matrix(sdks, case_ids, FAST)
 
 
 # The quick cases (L5's and L6's outage timelines cost tens of seconds; the reference run covers them).

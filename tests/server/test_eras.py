@@ -22,8 +22,8 @@ from stdio_probe.core.model import Options, Server
 from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.sdk.sdk import Request, SdkError, resolve
 from stdio_probe.server.checks import CHECKS
-from tests.cli.test_outputs import assert_fits, probe
-from tests.server.test_server_checks import BUG, OK, SHAPES, SLOW, WINDOW, assert_nothing_left, command
+from tests.cli_run import assert_fits, probe
+from tests.fixture_commands import BUG, OK, SHAPES, SLOW, WINDOW, command
 
 API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
 ERA_OF = {"legacy": eras.LEGACY, "modern": eras.MODERN, "both": eras.MODERN}  # what server/discover finds
@@ -31,7 +31,7 @@ LEGACY_ONLY = {"answers a notification": "2026-07-28 has no notifications/initia
 
 
 def run_servers(servers: list[Server], checks: list[str] | None = None, window: float = WINDOW) -> dict:
-    runs = runner.run_servers(servers, checks or list(CHECKS), Options(window), lambda *a: None)
+    runs = runner.run_servers(servers, checks or list(CHECKS), Options(window))
     return {(run["server"]["label"], run["case"]): run for run in runs}
 
 
@@ -54,7 +54,6 @@ def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
         assert run["server"]["era"]["protocol"] == ERA_OF[era], run["server"]["era"]
         ran = [arm for arm in run["arms"].values() if "not_applicable" not in arm]  # each spoke the era found
         assert ran and all(arm["protocol"] == eras.MODERN for arm in ran), run["arms"]
-    assert_nothing_left(runs)
 
 
 @pytest.mark.parametrize(
@@ -83,7 +82,6 @@ def test_the_era_is_found_once_per_server_and_every_arm_speaks_it(flags, protoco
         for arm in run["arms"].values():
             assert arm["protocol"] == found and arm["opening"]["method"] == opening
     assert runs[("fixture", "S6a")]["arms"]["bug"]["ping_method"] == liveness
-    assert_nothing_left(runs)
 
 
 def test_an_era_the_server_lacks_gives_no_verdict_and_says_what_refused():
@@ -111,7 +109,6 @@ def test_a_server_sharing_no_era_with_the_probe_is_not_applicable(tmp_path):
     for run in runs.values():
         assert run["verdict"] == "not_applicable" and "speaks only ['2099-01-01']" in run["reason"]
         assert run["server"]["era"]["protocol"] is None
-    assert spawn.run_processes() == []
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +143,6 @@ def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_
     assert runs[("None", "S1")]["server"]["era"]["protocol"] == eras.MODERN
     assert runs[(eras.MODERN, "S6a")]["reason"] == "server/discover answered after invalid JSON"
     assert runs[(eras.LEGACY, "S6b")]["reason"] == "ping answered after invalid UTF-8"
-    assert_nothing_left(runs)
 
 
 def test_a_legacy_sdk_server_is_found_legacy_by_its_refusal(legacy_sdk):
@@ -155,7 +151,6 @@ def test_a_legacy_sdk_server_is_found_legacy_by_its_refusal(legacy_sdk):
     assert sdk_verdicts(runs, "fastmcp") == SDK_VERDICTS, {c: r["reason"] for (_, c), r in runs.items()}
     era = runs[("fastmcp", "S1")]["server"]["era"]
     assert era["protocol"] == eras.LEGACY and "error -32602" in era["evidence"]
-    assert_nothing_left(runs)
 
 
 def test_cli_records_the_era_per_server_and_shows_it_with_v(tmp_path):

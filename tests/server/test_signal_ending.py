@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from stdio_probe.core import runner, spawn
+from stdio_probe.core import runner
 from stdio_probe.core.model import Options, Server
 from stdio_probe.sdk import envs
 from stdio_probe.sdk.sdk import Request, resolve
@@ -29,8 +29,7 @@ def legacy_sdk():
 def test_the_fields_exit_handler_aborts_on_mcp_1_only(request, sdk, expected):
     python = request.getfixturevalue(sdk).python
     server = Server("signal-exit", f"{python} {SERVER}")
-    (run,) = runner.run_servers([server], ["S14"], Options(10.0, "fast"), lambda *event: None)
+    (run,) = runner.run_servers([server], ["S14"], Options(10.0, "fast"))
     assert run["verdict"] == expected, run["reason"]
     if expected == "reproduced":
         assert "SIGABRT" in run["reason"] and "Fatal Python error" in run["reason"]
-    assert spawn.run_processes() == []
