@@ -52,6 +52,13 @@ def shorten(text: str, limit: int = BRIEF_CHARS) -> str:
 UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
+def parent_of(process: dict) -> str:
+    """A survivor's parent as a note says it: "adopted by the probe" where the probe, a child subreaper
+    (spawn.adoption_refused), took it in when its own parent died (the kernel gives such an orphan to the nearest
+    subreaper, else to init: "parent 1"), else "parent PID"."""
+    return "adopted by the probe" if process.get("adopted") else f"parent {process['ppid']}"
+
+
 def printable(text: str) -> str:
     """text with each character of UNPRINTABLE as a visible escape (\\x1b, \\udcff): the one escaping of every
     writer (the report, -v, the live view, JUnit, SVG, the job summary and annotations)."""

@@ -242,9 +242,10 @@ class HostRun:
         return time.monotonic()
 
     def survivors(self) -> list[dict]:
-        """The scenario server's tree still alive: pid, parent, command line."""
+        """The scenario server's tree still alive: pid, parent, whether the probe adopted it, command line."""
         return [
-            {"pid": pid, "ppid": sample.parent_pid(pid), "cmdline": sample.cmdline(pid)} for pid in self.server_pids()
+            {"pid": pid, "ppid": ppid, "adopted": ppid == os.getpid(), "cmdline": sample.cmdline(pid)}
+            for pid, ppid in ((pid, sample.parent_pid(pid)) for pid in self.server_pids())
         ]
 
     def end(self) -> dict:

@@ -122,7 +122,12 @@ class Session:
         found = {p["pid"]: p for p in sample.marked_processes(spawn.SERVER_MARKER, self.server_id)}
         if self.child.signal(0):
             found |= {p["pid"]: p for p in sample.session_members(self.sid)}
-        return [{**p, "ppid": sample.parent_pid(p["pid"])} for pid, p in sorted(found.items()) if pid != os.getpid()]
+        parents = {pid: sample.parent_pid(pid) for pid in found}
+        return [
+            {**p, "ppid": parents[pid], "adopted": parents[pid] == os.getpid()}
+            for pid, p in sorted(found.items())
+            if pid != os.getpid()
+        ]
 
     def ours(self, pid: int) -> bool:
         """Whether pid is of this server's tree: its marker, or its session while the server is not reaped."""

@@ -12,11 +12,11 @@ kills the server's process group.
 from __future__ import annotations
 
 from stdio_probe.core import progress
-from stdio_probe.core.model import Finding, Host, Options, Probe
+from stdio_probe.core.model import Finding, Host, Options, Probe, parent_of
 from stdio_probe.host import session
 
 ID = "H10"
-TITLE = "host killed: no server left alive with parent 1"
+TITLE = "host killed: no server left alive, orphaned"
 ARMS = ("bug", "control")
 SCENARIO = "ignore_eof,hold_call"
 
@@ -38,11 +38,11 @@ def assess_bug(record: dict) -> Finding:
         return Finding(None, session.contract_reached(record["events"]) or "no tools/call", "never called")
     sigs = ", ".join(sorted({s["name"] for s in session.signals(record["events"])})) or "no signal"
     if survivors := record["survivors"]:
-        parents = ", ".join(f"{s['pid']} parent {s['ppid']}" for s in survivors)
+        parents = ", ".join(f"{s['pid']} {parent_of(s)}" for s in survivors)
         return Finding(
             True,
             f"server alive {session.SURVIVOR_GRACE:g} s after the host was killed: {parents} ({sigs})",
-            f"server left alive, parent {survivors[0]['ppid']}",
+            f"server left alive, {parent_of(survivors[0])}",
         )
     return Finding(False, f"nothing of the server alive 1 s after the host was killed ({sigs})", "server ended")
 

@@ -12,7 +12,7 @@ naming it. Host rule: host_contract.shutdown_child (bounded wait, then SIGTERM, 
 from __future__ import annotations
 
 from stdio_probe.core import progress
-from stdio_probe.core.model import Finding, Probe
+from stdio_probe.core.model import Finding, Probe, parent_of
 from stdio_probe.host import session
 
 ID = "H2"
@@ -49,7 +49,7 @@ def escalation(record: dict) -> Finding:
         note = f"{first_sig}, the host {idle:.1f} s without progress first: beyond the {bound:g} s bound"
         return Finding(True, note, first_sig)
     if survivors := record["survivors"]:
-        listed = ", ".join(f"{s['pid']} (parent {s['ppid']})" for s in survivors)
+        listed = ", ".join(f"{s['pid']} ({parent_of(s)})" for s in survivors)
         return Finding(
             True, f"host exited leaving the server alive: {listed}; it got {first_sig}", f"left alive, {first_sig}"
         )

@@ -14,7 +14,7 @@ process group).
 
 from __future__ import annotations
 
-from stdio_probe.core.model import Finding, Host, Options, Probe
+from stdio_probe.core.model import Finding, Host, Options, Probe, parent_of
 from stdio_probe.host import session
 
 ID = "H4"
@@ -47,7 +47,7 @@ def assess_bug(record: dict) -> Finding:
         return Finding(
             True,
             f"{len(survivors)} alive {session.SURVIVOR_GRACE:g} s after the host exited: {listed}",
-            f"{len(survivors)} alive after the host, parent {survivors[0]['ppid']}",
+            f"{len(survivors)} alive after the host, {parent_of(survivors[0])}",
         )
     sigs = ", ".join(sorted({s["name"] for s in session.signals(events)})) or "no signal"
     return Finding(False, f"nothing of the server's tree alive after the host exited ({sigs})", "nothing left")
@@ -68,12 +68,12 @@ def stuck_host(record: dict) -> Finding:
         True,
         f"the host signalled only part of the server's tree ({told}) and never exited ({stuck}); "
         f"{len(left)} never signalled alive {session.SURVIVOR_GRACE:g} s after the probe killed it: {_listed(left)}",
-        f"{len(left)} unsignalled alive after the host, parent {left[0]['ppid']}",
+        f"{len(left)} unsignalled alive after the host, {parent_of(left[0])}",
     )
 
 
 def _listed(survivors: list[dict]) -> str:
-    return ", ".join(f"{s['pid']} {s['cmdline'][-60:]!r} (parent {s['ppid']})" for s in survivors)
+    return ", ".join(f"{s['pid']} {s['cmdline'][-60:]!r} ({parent_of(s)})" for s in survivors)
 
 
 PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(session.per_server(assess_bug)), pairs=PAIRS)

@@ -31,13 +31,14 @@ reaps what is left by the marker.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
 import uuid
 from pathlib import Path
 
 from stdio_probe.core import hang, sample, spawn
-from stdio_probe.core.model import CASE_ARMS, Finding, Options, Probe, Sdk
+from stdio_probe.core.model import CASE_ARMS, Finding, Options, Probe, Sdk, parent_of
 from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver
 
 ID = "L9"
@@ -104,7 +105,8 @@ def _left_facts(left: dict, arm_id: str, decided_t: float) -> dict:
     """The "left" checkpoint's facts for a driver ended while the arm's processes lived: as the driver saw
     them when the context exited, and the survivors at the decision."""
     found = sample.marked_processes(ARM_MARKER, arm_id)
-    survivors = [{**p, "ppid": sample.parent_pid(p["pid"]), "pending": sample.pending_signals(p["pid"])} for p in found]
+    alive = [{**p, "ppid": sample.parent_pid(p["pid"]), "pending": sample.pending_signals(p["pid"])} for p in found]
+    survivors = [{**p, "adopted": p["ppid"] == os.getpid()} for p in alive]
     facts = {key: value for key, value in left.items() if key != "left_t"}
     return {**facts, "watch_s": round(decided_t - left["left_t"], 3), "gone_after_s": None, "survivors": survivors}
 
@@ -152,7 +154,7 @@ def assess(record: dict) -> Finding:
     if facts["gone_after_s"] is not None:
         note += f"; no process of its tree live {facts['gone_after_s']:.2f} s later"
         return Finding(False, note, "descendant ended with the server")
-    left = [f"{p['pid']} ({p['cmdline'] or '?'}, parent {p['ppid']})" for p in facts["survivors"]]
+    left = [f"{p['pid']} ({p['cmdline'] or '?'}, {parent_of(p)})" for p in facts["survivors"]]
     how = "proven left for good" if record["stuck"]["decided_by"] == "proof" else "still live"
     note += f"; {facts['watch_s']:g} s later {how}: {', '.join(left)}"
     return Finding(True, note, "descendant outlives the exited server")
