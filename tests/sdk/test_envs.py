@@ -159,7 +159,7 @@ def get_requires_for_build_wheel(config_settings=None):
     return []
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    root = TESTS
+    root = pathlib.Path(__file__).parent
     info, name = "mcp-0.0.1.dist-info", "mcp-0.0.1-py3-none-any.whl"
     files = {str(p.relative_to(root)): p.read_text() for p in sorted((root / "mcp").rglob("*.py"))}
     files[info + "/METADATA"] = "Metadata-Version: 2.1\\nName: mcp\\nVersion: 0.0.1\\n"

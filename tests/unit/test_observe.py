@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import subprocess
 import time
+from types import SimpleNamespace
+
+import pytest
 
 from stdio_probe.core import observe
 
@@ -82,25 +85,29 @@ def test_look_runs_each_tick_before_the_proof_and_threads_can_be_left_out():
 
 
 class ExitsAt:
-    """A process that exits at monotonic time `at`; a wait ends at its exit or its timeout."""
+    """A process that exits at time `at` of a clock of its own, which only its waits move on: the watch's reading
+    of time is that clock (no sleep, no load can move an exit across the window's end)."""
 
     def __init__(self, at: float) -> None:
-        self.at = at
+        self.at, self.now, self.waits = at, 0.0, []
 
     def poll(self) -> int | None:
-        return 0 if time.monotonic() >= self.at else None
+        return 0 if self.now >= self.at else None
 
     def wait(self, timeout: float | None = None) -> int:
-        if (code := self.poll()) is None:
-            time.sleep(min(timeout, max(0.0, self.at - time.monotonic())))
-            if (code := self.poll()) is None:
-                raise subprocess.TimeoutExpired("stand-in", timeout)
-        return code
+        self.waits.append(timeout)
+        if self.now + timeout < self.at:
+            self.now += timeout
+            raise subprocess.TimeoutExpired("stand-in", timeout)
+        self.now = self.at
+        return 0
 
 
-def test_an_exit_after_the_window_is_not_taken_for_one_within_it():
+def test_an_exit_after_the_window_is_not_taken_for_one_within_it(monkeypatch):
     """The last wait is cut at the window's end: a process exiting 0.05 s past it (inside one interval of the
     last look) is alive at the decision, as session.wait_exit's "alive after bound" says."""
-    started = time.monotonic()
-    watched = observe.watch(ExitsAt(started + 0.15), started, 0.1, interval=0.08)
+    process = ExitsAt(0.15)
+    monkeypatch.setattr(observe, "time", SimpleNamespace(monotonic=lambda: process.now))
+    watched = observe.watch(process, 0.0, 0.1, interval=0.08)
+    assert process.waits == [0.08, pytest.approx(0.02)]
     assert watched.decided_by == "window" and watched.alive and watched.exit_after_s is None
