@@ -173,7 +173,7 @@ def test_a_host_that_starts_a_server_per_operation_is_judged_on_each_server(tmp_
     pids = {e["launch"]: e["pid"] for e in h10["events"] if e["event"] == "start"}
     assert any(e["event"] == "signal" and e["launch"] == 1 for e in h10["events"])  # the list server's, at close
     assert runs["H10"]["reason"].startswith(
-        f"bug: launch 2 (pid {pids[2]}): server alive 1 s after the host was killed: {pids[2]} parent "
+        f"bug: launch 2 (pid {pids[2]}): server alive 1 s after the host was killed: {pids[2]} adopted by the probe"
     )
     assert "(no signal)" in runs["H10"]["reason"], runs["H10"]["reason"]
 
