@@ -14,6 +14,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -142,6 +144,22 @@ def test_a_poll_array_of_an_impossible_size_is_not_read():
     assert "pollfds" not in sample.describe_syscall("61 0xffffffff 0x7ffe8ba53a4c 0x0 0x0 0x0 0x0 0x7ffe 0x7f")
 
 
+@contextmanager
+def waiting_in_epoll(script: str, argument: str) -> Iterator[subprocess.Popen]:
+    """A python -c script run with argument, once a thread of it waits in epoll (30 s at the most); killed after."""
+    waiter = subprocess.Popen([sys.executable, "-c", script, argument], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not any(
+            t["syscall"].get("name", "").startswith("epoll") for t in sample.threads(waiter.pid)
+        ):
+            time.sleep(0.02)
+        yield waiter
+    finally:
+        waiter.kill()
+        waiter.wait()
+
+
 LOOP_ON_TIMERFD = """
 import ctypes, os, select, sys
 timer = ctypes.CDLL(None).timerfd_create(1, os.O_CLOEXEC)  # CLOCK_MONOTONIC (os.timerfd_create: 3.13)
@@ -157,23 +175,14 @@ def test_a_loop_waiting_on_an_armed_timerfd_can_wake_and_on_a_disarmed_one_canno
     """A process whose one thread sleeps in epoll_wait with no timeout on a timerfd: armed, the timerfd wakes
     it (its fdinfo's it_value), disarmed nothing can. hang.wake_source decides, and every proof of a wait
     reads it: the single process's (L10, the H checks) and the joint one (L5, L7, L8, L9)."""
-    waiter = subprocess.Popen([sys.executable, "-c", LOOP_ON_TIMERFD, str(armed_s)], start_new_session=True)
     marker = ("PROBE_SPAWN_ID", "none")
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(
-            t["syscall"].get("name", "").startswith("epoll") for t in sample.threads(waiter.pid)
-        ):
-            time.sleep(0.02)
+    with waiting_in_epoll(LOOP_ON_TIMERFD, str(armed_s)) as waiter:
         why, _ = hang.wake_source(waiter.pid, sample.threads(waiter.pid), allowed=())
         assert (why is None) is proven, why
         if not proven:
             assert "anon_inode:[timerfd]) may be ready: it_value" in why, why
         assert hang.prove_waiting_forever(waiter.pid, marker)["proven"] is proven
         assert hang.prove_blocked_together({waiter.pid: marker})["proven"] is proven
-    finally:
-        waiter.kill()
-        waiter.wait()
 
 
 LOOP_ON_SIGNALFD = """
@@ -193,22 +202,13 @@ def test_a_loop_on_a_signalfd_can_be_woken_by_an_interval_timer_when_sigalrm_is_
     """A host we cannot ask about its interval timers, its loop in epoll_wait on a signalfd for SIGALRM and no
     handler for it: with SIGALRM blocked in every thread, an ITIMER_REAL (which /proc does not show) leaves it
     pending and the signalfd readable, so no proof; with SIGALRM at its default action, a timer can only kill."""
-    waiter = subprocess.Popen([sys.executable, "-c", LOOP_ON_SIGNALFD, alarm], start_new_session=True)
     marker = ("PROBE_SPAWN_ID", "none")
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not any(
-            t["syscall"].get("name", "").startswith("epoll") for t in sample.threads(waiter.pid)
-        ):
-            time.sleep(0.02)
+    with waiting_in_epoll(LOOP_ON_SIGNALFD, alarm) as waiter:
         proof = hang.prove_waiting_forever(waiter.pid, marker)
         assert proof["proven"] is proven, proof["why_not"]
         if not proven:
             assert proof["why_not"].startswith("SIGALRM is blocked in every thread"), proof["why_not"]
         assert hang.prove_blocked_together({waiter.pid: marker})["proven"] is proven
-    finally:
-        waiter.kill()
-        waiter.wait()
 
 
 def test_a_proof_keeps_what_each_thread_waited_on_and_the_row_that_ruled_out_each_source():
