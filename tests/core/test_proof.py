@@ -63,35 +63,36 @@ def test_stock_sdk_is_proven_hung_on_both_pairs(pinned_run):
         assert record["proof"]["timer_answer"]["itimers"]["real"] == [0.0, 0.0]
 
 
-def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
-    """The entry point's default: without a timer query (a server we did not write) there is no proof."""
+@contextmanager
+def writer_blocked_at_eof(sdk) -> Iterator:
+    """The stdio writer fixture on sdk, blocked writing an answer larger than the pipe, its stdin closed: L1's
+    state, for a proof to read; stopped after."""
     payload = ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)]
-    child = current().spawn(pinned.python, "fixture_stdio_writer.py", payload, {})
+    child = current().spawn(sdk.python, "fixture_stdio_writer.py", payload, {})
     try:
         wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
         assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
         wire.close_stdin(child)
-        proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno(), marker=child.marker)
-        assert not proof["proven"] and proof["why_not"] == "interval timers cannot be asked of this process"
+        yield child
     finally:
         child.stop()
+
+
+def test_no_proof_for_a_process_that_cannot_be_asked_about_its_timers(pinned):
+    """The entry point's default: without a timer query (a server we did not write) there is no proof."""
+    with writer_blocked_at_eof(pinned) as child:
+        proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno(), marker=child.marker)
+        assert not proof["proven"] and proof["why_not"] == "interval timers cannot be asked of this process"
 
 
 def test_a_runtime_that_cannot_be_read_is_named_not_taken_for_a_sigalrm_handler(pinned, monkeypatch):
     """A server we did not write whose executable cannot be read (sample.go_runtime: None) may be a Go program:
     no proof, and the reason says the runtime was not known, whatever its signal dispositions."""
-    payload = ["--payload-bytes", str(l1_full_pipe.PAYLOAD_BYTES)]
-    child = current().spawn(pinned.python, "fixture_stdio_writer.py", payload, {})
-    try:
-        wire.send(child, {"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        assert l1_full_pipe._wait_in_flight(child, None, 10.0)["seen"]
-        wire.close_stdin(child)
+    with writer_blocked_at_eof(pinned) as child:
         monkeypatch.setattr(sample, "go_runtime", lambda pid: None)
         monkeypatch.setattr(sample, "caught_signals", lambda pid: 1 << (signal.SIGALRM - 1))
         proof = hang.prove_blocked_on_pipe(child.pid, child.process.stdout.fileno(), marker=child.marker, foreign=True)
         assert not proof["proven"] and proof["why_not"].startswith("runtime not known"), proof["why_not"]
-    finally:
-        child.stop()
 
 
 def test_blocked_test_counts_proofs_in_a_row_within_one_wait(monkeypatch):
