@@ -22,6 +22,13 @@ def _server(*flags: str) -> str:
     return shlex.join([*SERVER, *flags])
 
 
+@pytest.fixture(autouse=True)
+def plugin_by_name_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The author's runs load the plugin by name (-p) only: a checkout pip-installed in place keeps an egg-info
+    whose pytest11 entry point would register the same module again, under the entry point's name."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
 def _run(pytester: pytest.Pytester, body: str) -> pytest.RunResult:
     pytester.makepyfile(test_author=f"def test_lifecycle(stdio_probe):\n    {body}\n")
     quiet = "ignore::pytest.PytestAssertRewriteWarning"  # this module imported the plugin first
