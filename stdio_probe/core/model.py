@@ -124,7 +124,8 @@ class Server:
     protocol is the era the checks speak to it (eras.LEGACY or a modern version): given by
     --protocol, else None until the runner found it (checks.session.find_era).
     env is what it gets of the probe's environment beyond a host's defaults.
-    parallel_arms: its copies share no state, so its arms may run side by side (else one at a time).
+    sequential_arms: its arms run one at a time (--sequential-arms); by default side by side, each start in a
+    sandbox of its own (spawn.Sandbox), checked against a rerun one at a time (runner.Servers.reruns).
     """
 
     label: str
@@ -132,7 +133,7 @@ class Server:
     large_call: tuple[str, dict] | None = None
     protocol: str | None = None
     env: ChildEnv = field(default_factory=ChildEnv)
-    parallel_arms: bool = False
+    sequential_arms: bool = False
     slow_call: tuple[str, dict] | None = None
 
 

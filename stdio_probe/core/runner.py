@@ -12,6 +12,7 @@ runner's own, created at the run's start and ended at its end (spawn's docstring
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import traceback
@@ -24,6 +25,7 @@ from typing import ClassVar, NamedTuple, Protocol, Self
 from stdio_probe.core import eras, spawn
 from stdio_probe.core.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation, unready
 from stdio_probe.core.model import Host, Options, Probe, Sdk, Server
+from stdio_probe.core.outcome import Outcome
 from stdio_probe.host import session as host_session
 from stdio_probe.host.checks import HOST_CHECKS
 from stdio_probe.report.record import ArmRecord, Run, make_run
@@ -46,11 +48,13 @@ Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or Non
 
 
 class Job(NamedTuple):
-    """One arm of one probe on one subject: the subject's place in its list, the probe's id, the arm."""
+    """One arm of one probe on one subject: the subject's place in its list, the probe's id, the arm; alone when
+    it is a rerun with no other arm running (Subject.reruns)."""
 
     subject: int
     probe: str
     arm: str
+    alone: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,9 @@ class Subject(Protocol):
 
     plan() lists the jobs and rows() names the live view's rows from it (with any row of its own that ready()
     shows). ready() makes the subjects ready for their jobs and yields them ready (what a kind needs while its
-    arms run, closed when they end); run() runs one job into its arm's record; runs() decides each probe on
-    each subject from the records. ready() and run() act under the run's supervisor, which owns every process
+    arms run, closed when they end); run() runs one job into its arm's record; reruns() lists, from the records
+    of arms that ran side by side, the jobs to run again one at a time; runs() decides each probe on each
+    subject from the records. ready() and run() act under the run's supervisor, which owns every process
     they start.
     """
 
@@ -92,6 +97,8 @@ class Subject(Protocol):
 
     def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord: ...
 
+    def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]: ...
+
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]: ...
 
 
@@ -105,8 +112,17 @@ def run_subject(
     how many processes outlived the arms), or, when None, one of the runner's own for this run, ended with it."""
     held = contextlib.nullcontext(supervisor) if supervisor is not None else spawn.Supervisor()
     with held as run, subject.ready(run, options, on_arm) as ready:
-        records = run_jobs(lambda job: ready.run(run, job, options, on_arm), ready.plan(), workers(options), run)
+        arm = functools.partial(_job_run, ready, run, options, on_arm)
+        records = run_jobs(arm, ready.plan(), workers(options), run)
+        if workers(options) > 1:  # the arms ran side by side: the reruns, one at a time, that may contradict them
+            records |= run_jobs(arm, ready.reruns(records), 1, run)
     return ready.runs(records)
+
+
+def _job_run(
+    ready: Subject, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener, job: Job
+) -> ArmRecord:
+    return ready.run(supervisor, job, options, on_arm)
 
 
 def workers(options: Options) -> int:
@@ -240,6 +256,10 @@ class Sdks:
             if self.warm is not None:
                 self.warm.end(job.subject)
 
+    def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]:
+        """None: the probe's own fixtures share nothing between arms (method.md, "Arms side by side")."""
+        return []
+
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
         """Each case's verdict and host-contract mitigation per SDK, from its arms."""
         runs = []
@@ -269,9 +289,11 @@ ERA_ROW = ("era", eras.DISCOVER)  # the live view's row of a server's era probe:
 @dataclass(frozen=True)
 class Servers:
     """The server checks on servers, each spoken to in its era (eras, found by ready()). A server sharing no era
-    with the probe gets not_applicable arms. One server's arms take turns (turns) unless it is declared
-    --parallel-arms: its copies may share a lock file, a port or a database, through which one arm's evidence
-    would change another's; different servers' arms run side by side."""
+    with the probe gets not_applicable arms. Every start of a server is in a sandbox of its own (session.Session),
+    so one server's arms run side by side, unless it is declared --sequential-arms (turns): what the sandbox
+    leaves shared (a port, a path on its command line) could let one arm's evidence change another's. That is
+    looked for (reruns): a check found reproduced or inconclusive side by side is run again one at a time, and
+    where the two disagree the run is the one at a time's, saying so (side_by_side)."""
 
     kind: ClassVar[Kind] = SERVER
     servers: list[Server]
@@ -291,11 +313,11 @@ class Servers:
 
     @contextlib.contextmanager
     def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
-        """Each server's era found (as many at once as arms), then its turn: a lock, or none if --parallel-arms."""
+        """Each server's era found (as many at once as arms), then its turn: none, or a lock if --sequential-arms."""
         with ThreadPoolExecutor(max_workers=workers(options)) as pool:
             found = list(pool.map(lambda server: _era(supervisor, server, options, on_arm), self.servers))
         servers = [replace(server, protocol=era["protocol"]) for server, era in zip(self.servers, found, strict=True)]
-        turns = [contextlib.nullcontext() if server.parallel_arms else threading.Lock() for server in servers]
+        turns = [threading.Lock() if server.sequential_arms else contextlib.nullcontext() for server in servers]
         yield replace(self, servers=servers, eras=found, turns=turns)
 
     def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
@@ -311,16 +333,64 @@ class Servers:
             return {"not_applicable": self.eras[job.subject]["evidence"]}
         return CHECKS[job.probe].run(job.arm, server, options)
 
+    def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]:
+        """The arms, to run again one at a time, of each check found reproduced or inconclusive on a server whose
+        arms ran side by side: the verdicts another arm of the same server could have made (one not reproduced
+        is not rerun: method.md, "Arms side by side", says what that leaves undetected)."""
+        again = (Outcome.REPRODUCED, Outcome.INCONCLUSIVE)
+        return [
+            Job(i, check_id, arm, alone=True)
+            for i, server in enumerate(self.servers)
+            if not server.sequential_arms
+            for check_id in self.probe_ids
+            if decide_check(CHECKS[check_id], _arms(records, i, check_id))["verdict"] in again
+            for arm in CHECKS[check_id].arms
+        ]
+
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
-        """Each check's verdict per server, each run describing its server and the era it was spoken to in."""
+        """Each check's verdict per server, each run describing its server and the era it was spoken to in; a
+        check rerun one at a time (reruns) is the rerun's where the two disagree (side_by_side)."""
         runs = []
         for i, server in enumerate(self.servers):
             era = _with_version(self.eras[i], [record for job, record in records.items() if job.subject == i])
             for check_id in self.probe_ids:
-                arms = {arm: records[Job(i, check_id, arm)] for arm in CHECKS[check_id].arms}
-                described, verdict = _server_described(server, era), decide_check(CHECKS[check_id], arms)
-                runs.append(make_run(check_id, self.kind.key, described, verdict, NO_CONTRACT, arms))
+                check, arms = CHECKS[check_id], _arms(records, i, check_id)
+                described, verdict = _server_described(server, era), decide_check(check, arms)
+                alone = _arms(records, i, check_id, alone=True)
+                side_by_side = None
+                if alone:
+                    verdict, arms, side_by_side = against_rerun(check, verdict, arms, alone)
+                run = make_run(check_id, self.kind.key, described, verdict, NO_CONTRACT, arms)
+                if side_by_side is not None:
+                    run["side_by_side"] = side_by_side
+                runs.append(run)
         return runs
+
+
+INTERFERE = "arms interfere when side by side"
+
+
+def _arms(records: dict[Job, ArmRecord], subject: int, check_id: str, alone: bool = False) -> dict[str, ArmRecord]:
+    """A check's arms on one server, as they ran side by side, or as rerun one at a time (alone: {} if not)."""
+    jobs = (Job(subject, check_id, arm, alone) for arm in CHECKS[check_id].arms)
+    return {job.arm: records[job] for job in jobs if job in records}
+
+
+def against_rerun(
+    check: Probe, verdict: dict, arms: dict[str, ArmRecord], alone: dict[str, ArmRecord]
+) -> tuple[dict, dict[str, ArmRecord], dict]:
+    """A check's verdict from its arms side by side, checked against its rerun one at a time (alone): the
+    verdict and arms the run keeps, and what it says of the two (side_by_side). Agreeing, the side by side
+    run stands; disagreeing, the arms interfere through something their sandboxes do not separate, and the
+    run is the one at a time's (where no other arm of the server ran), saying so, the side by side verdict
+    and arms kept beside it."""
+    rerun = decide_check(check, alone)
+    side = {"verdict": verdict["verdict"], "rerun_alone": rerun["verdict"], "interfere": False}
+    if rerun["verdict"] == verdict["verdict"]:
+        return verdict, arms, side
+    said = f"{INTERFERE}: {verdict['verdict']} side by side, {rerun['verdict']} one at a time"
+    decided = {**rerun, "reason": f"{said}; {rerun['reason']}", "headline": f"{INTERFERE}: {rerun['headline']}"}
+    return decided, alone, {**side, "interfere": True, "reason": verdict["reason"], "arms": arms}
 
 
 def _server_described(server: Server, era: dict) -> dict:
@@ -390,6 +460,10 @@ class Hosts:
     def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
         host, check = self.hosts[job.subject], HOST_CHECKS[job.probe]
         return run_arm(supervisor, host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
+
+    def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]:
+        """None: each host arm speaks to a scenario server of its own (hosts share no sandbox yet)."""
+        return []
 
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
         """Each check's verdict per host, from its own arms and the host's shared control."""

@@ -97,6 +97,17 @@ STOP_GRACE = 0.2  # a run cut short (stop): seconds between SIGTERM and SIGKILL,
 KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) before reaping gives up
 SCAN_INTERVAL = 0.02
 QUIET_SCANS = 3  # scans in a row that find nothing before reaping is done (one can miss a pid mid-hop)
+# a started server's own folders (Sandbox): each variable's folder, inside the sandbox's; its working folder
+SANDBOX_FOLDERS = {
+    "HOME": "home",
+    "XDG_CONFIG_HOME": "config",
+    "XDG_DATA_HOME": "data",
+    "XDG_CACHE_HOME": "cache",
+    "XDG_STATE_HOME": "state",
+    "XDG_RUNTIME_DIR": "runtime",
+    "TMPDIR": "tmp",
+}
+SANDBOX_WORK = "work"
 
 # all the guardian gets of the probe's environment: what finds its interpreter and the probe's code (PYTHONPATH,
 # set by _guard), none of the probe's secrets
@@ -279,6 +290,32 @@ class Child:
             **({"fork_server_unavailable": self.fork_server_unavailable} if self.fork_server_unavailable else {}),
             "stderr": self.stderr_text(),
         }
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The folders of one started server alone (Supervisor.sandbox): its HOME, XDG folders, TMPDIR and working
+    folder, inside the run's folder (removed with it), so copies of one server started side by side share no
+    lock file, cache or database they keep there. What its command line names is not rewritten: a path on it,
+    and a port it binds, stay shared (method.md, "Arms side by side")."""
+
+    run_folder: str
+    name: str  # its folder, relative to the run's
+
+    def path(self, sub: str) -> str:
+        return os.path.join(self.run_folder, self.name, sub)
+
+    def env(self) -> dict[str, str]:
+        """The variables that point a server at its own folders."""
+        return {variable: self.path(sub) for variable, sub in SANDBOX_FOLDERS.items()}
+
+    def cwd(self) -> str:
+        return self.path(SANDBOX_WORK)
+
+    def described(self) -> dict[str, str]:
+        """What a record says of it: each folder relative to the run's folder, never a path of this machine."""
+        folders = {**SANDBOX_FOLDERS, "cwd": SANDBOX_WORK}
+        return {variable: f"{self.name}/{sub}" for variable, sub in folders.items()}
 
 
 class _Shared:
@@ -531,29 +568,38 @@ class Supervisor:
         return self._in_scope(child)
 
     def spawn_command(
-        self, command: str, env: dict[str, str] | None = None, inherit: bool = False
+        self, command: str, env: dict[str, str] | None = None, inherit: bool = False, sandbox: Sandbox | None = None
     ) -> tuple[Child, str]:
         """Start a server command (split as a shell would, run by no shell of ours) in its own session.
 
         Its environment is a host's (child_env: the defaults, env, and the whole of ours only when
         inherit), with the run marker and a marker of its own (SERVER_MARKER), so its tree is
         found in /proc however it forks; stdout is a pipe for the wire, stderr drained into a StderrRing.
-        Returns the child and its server marker's value. ValueError for a command shlex cannot split,
-        OSError for one that cannot start.
+        In a sandbox, its folders' variables come before env (a --env HOME given keeps its value) and it starts
+        in the sandbox's working folder. Returns the child and its server marker's value. ValueError for a
+        command shlex cannot split, OSError for one that cannot start.
         """
         argv = shlex.split(command)
         if not argv:
             raise ValueError("empty server command")
         server_id = uuid.uuid4().hex
-        process, pidfd = self._popen(argv, subprocess.PIPE, {**(env or {}), SERVER_MARKER: server_id}, inherit=inherit)
+        given = {**(sandbox.env() if sandbox else {}), **(env or {}), SERVER_MARKER: server_id}
+        cwd = sandbox.cwd() if sandbox else None
+        process, pidfd = self._popen(argv, subprocess.PIPE, given, inherit=inherit, cwd=cwd)
         child = Child(process, time.monotonic(), StderrRing(process.stderr, self), self, pidfd=pidfd)
         return self._in_scope(child), server_id
 
     def _popen(
-        self, argv: list[str], stderr, env: dict[str, str], pass_fds: tuple[int, ...] = (), inherit: bool = False
+        self,
+        argv: list[str],
+        stderr,
+        env: dict[str, str],
+        pass_fds: tuple[int, ...] = (),
+        inherit: bool = False,
+        cwd: str | None = None,
     ) -> tuple[subprocess.Popen, Pidfd | None]:
         """Exec argv as a shell would (from_a_shell) in a session of its own, with child_env and stdin, stdout
-        pipes; tracked with its pidfd."""
+        pipes, in cwd (None: ours); tracked with its pidfd."""
         if self.stopping():
             raise Stopping("the run is stopping")
         _guard()
@@ -566,6 +612,7 @@ class Supervisor:
                 env=child_env(env, inherit),
                 start_new_session=True,
                 pass_fds=pass_fds,
+                cwd=cwd,
             )
             return process, self._track(process, Pidfd.open(process.pid))  # our child, not waited for: its own pid
 
@@ -598,6 +645,15 @@ class Supervisor:
                 self._folder = tempfile.mkdtemp(prefix="run-", dir=inside)
                 self._used = True
             return self._folder
+
+    def sandbox(self) -> Sandbox:
+        """A new sandbox in the run's folder: each of its folders made, private to this user (XDG_RUNTIME_DIR
+        must be)."""
+        name = os.path.basename(tempfile.mkdtemp(prefix="sandbox-", dir=self.run_folder()))
+        made = Sandbox(self.run_folder(), name)
+        for sub in (*SANDBOX_FOLDERS.values(), SANDBOX_WORK):
+            os.mkdir(made.path(sub), 0o700)
+        return made
 
     def fixture_env(self) -> dict[str, str]:
         """What our own fixtures get beyond a host's environment: their temporary files in the run's folder."""

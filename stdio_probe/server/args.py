@@ -5,14 +5,15 @@
     server "uvx mcp-server-time" --name time --protocol legacy --server "uvx mcp-server-time"
 
 The first subject is the command's COMMAND, each further one a --server (or --host); the older
-form --server COMMAND is the same. --large-call, --slow-call, --name, --protocol and --parallel-arms belong to
-the server given just before them (each at most once per server), so several servers each get their
-own (one command twice, once per era). A server's arms run one at a time unless --parallel-arms says
-that its copies share nothing (lock files, ports, databases) they could interfere through; different
-servers' arms run side by side in the fast method. Everything is checked here, before anything is
+form --server COMMAND is the same. --large-call, --slow-call, --name, --protocol and --sequential-arms belong
+to the server given just before them (each at most once per server), so several servers each get their
+own (one command twice, once per era). In the fast method a server's arms run side by side, each start in a
+sandbox of its own (its HOME, XDG folders, TMPDIR, working folder), unless --sequential-arms says they take
+turns (copies that share a port or a path on their command line); different servers' arms run side by side
+always. Everything is checked here, before anything is
 spawned: a command shlex cannot split or whose program is not found, arguments that are not a JSON
 object, an era not known: ServerArgsError; a --large-call, --slow-call, --name, --protocol or
---parallel-arms with no server before it: parser.error.
+--sequential-arms with no server before it: parser.error.
 """
 
 from __future__ import annotations
@@ -46,18 +47,18 @@ class _ServerAction(argparse.Action):
         option = "--server" if given[-1]["kind"] == "command" else "--host"
         if self.const in given[-1]:
             parser.error(f"{option_string} given twice for {option} {given[-1]['command']!r}")
-        given[-1][self.const] = True if self.const == "parallel_arms" else value
+        given[-1][self.const] = True if self.const == "sequential_arms" else value
 
 
 def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
     """The subjects of the server command (its COMMAND, --server, --large-call, --slow-call, --name, --protocol,
-    --parallel-arms), of the host command (its COMMAND, --host, --name), or of matrix (--host, --name:
+    --sequential-arms), of the host command (its COMMAND, --host, --name), or of matrix (--host, --name:
     a matrix of host checks)."""
     kind = "command" if command == "server" else "host"
     common = {"dest": "servers", "default": [], "action": _ServerAction}
     if command == "server":
         group = parser.add_argument_group(
-            "servers", "--large-call to --parallel-arms below: for the server before them"
+            "servers", "--large-call to --sequential-arms below: for the server before them"
         )
         group.add_argument(
             "servers", metavar="COMMAND", action=_ServerAction, const=kind, default=[],
@@ -106,12 +107,13 @@ def add_arguments(parser: argparse.ArgumentParser, command: str) -> None:
             help=f"speak this era only: {' or '.join(ERAS)} (default: server/discover finds it, else initialize)",
         )
         group.add_argument(
-            "--parallel-arms",
-            const="parallel_arms",
+            "--sequential-arms",
+            const="sequential_arms",
             nargs=0,
             **common,
-            help="its copies share no state (lock files, ports, databases): run its arms side by side "
-            "in the fast method (default: one at a time)",
+            help="run its arms one at a time: its copies share a port or a path on its command line (default, "
+            "fast method: side by side, each in a sandbox of its own: HOME, XDG folders, TMPDIR, working folder; "
+            "a check found reproduced or inconclusive is rerun one at a time, and a disagreement reported)",
         )
 
 
@@ -129,8 +131,8 @@ def servers(given: list[dict], env: ChildEnv | None = None) -> list[Server]:
             raise ServerArgsError(f"--protocol {protocol!r}: one of {', '.join(ERAS)}")
         large = None if large is None else tool_call(large)
         slow = None if slow is None else tool_call(slow, "--slow-call")
-        parallel = entry.get("parallel_arms", False)
-        found.append(Server(label, command, large, protocol, env or ChildEnv(), parallel_arms=parallel, slow_call=slow))
+        alone = entry.get("sequential_arms", False)
+        found.append(Server(label, command, large, protocol, env or ChildEnv(), sequential_arms=alone, slow_call=slow))
     return found
 
 

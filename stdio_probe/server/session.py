@@ -3,6 +3,8 @@
 Every check starts its server here (Supervisor.spawn_command: own session, markers, bounded stderr)
 and reads its stdout through wire.StdoutReader. end() leaves nothing alive: the server's
 process group, then everything carrying its marker or in its session, and says what it reaped.
+Each start of a server is in a sandbox of its own (spawn.Sandbox: its HOME, XDG folders, TMPDIR and working
+folder), so the arms of one server can run side by side; its record says which (end: sandbox).
 The era (stdio_probe.core.eras) is found once per server by find_era, on a process of its own;
 every request a check sends then carries what that era requires (Session.send).
 Every window a check waits is one of no progress of the server's tree (Session.clock, method.md "The
@@ -42,8 +44,9 @@ class Session:
         self.opening: dict | None = None  # the opening request's method and how it was answered
         revision = eras.MODERN if eras.is_modern(self.era) else mcp_schema.ASKED
         self.exchange = mcp_schema.Exchange(revision) if judged else None
-        env = server.env
-        self.child, self.server_id = spawn.current().spawn_command(server.command, env.values, env.inherit)
+        env, supervisor = server.env, spawn.current()
+        self.sandbox = supervisor.sandbox()
+        self.child, self.server_id = supervisor.spawn_command(server.command, env.values, env.inherit, self.sandbox)
         self.sid = self.child.pid  # its own session: start_new_session
         judge = self.exchange.judge if self.exchange is not None else None
         self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child, judge, line_cap)
@@ -154,6 +157,7 @@ class Session:
         record = self.child.record()
         record["command"] = self.server.command
         record["protocol"] = self.era
+        record["sandbox"] = self.sandbox.described()
         if self.opening is not None:
             record["opening"] = self.opening
         record["reaped_at_end"] = reaped

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -39,8 +40,7 @@ PIDFD_GETFD = {"x86_64": 438, "aarch64": 438}[sample.ARCH]
 
 
 def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None) -> dict[str, dict]:
-    # parallel_arms: its copies share nothing
-    server = Server("fixture", command(*flags), ("large", {}), parallel_arms=True, slow_call=SLOW)
+    server = Server("fixture", command(*flags), ("large", {}), slow_call=SLOW)
     runs = runner.run_servers([server], checks or list(CHECKS), Options(WINDOW, method))
     return {run["case"]: run for run in runs}
 
@@ -442,19 +442,19 @@ def test_an_in_process_run_starts_again_after_a_run_was_stopped():
     assert [found["verdict"] for found in runs] == [OK], [found["reason"] for found in runs]
 
 
-def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch):
-    """Copies of a server may share a lock file or a database: its arms take turns; different servers, and
-    one declared --parallel-arms, run side by side."""
+def test_one_servers_arms_run_side_by_side_unless_declared_sequential(monkeypatch):
+    """Each start of a server has a sandbox of its own: its arms run side by side, as different servers' do; one
+    declared --sequential-arms (copies sharing a port or a path on its command line) takes turns."""
     running: dict[str, int] = {}
     most: dict[str, int] = {}
     lock = threading.Lock()
-    together = threading.Barrier(3, timeout=30)  # the parallel server's three arms, all running at once
+    together = threading.Barrier(6, timeout=30)  # the two side by side servers' three arms each, all at once
 
     def run_arm(arm: str, server: Server, options: Options) -> dict:
         with lock:
             running[server.label] = running.get(server.label, 0) + 1
             most[server.label] = max(most.get(server.label, 0), running[server.label])
-        if server.parallel_arms:
+        if not server.sequential_arms:
             together.wait()
         else:
             threading.Event().wait(0.05)  # long enough for a second arm of the same server to start, if it could
@@ -465,15 +465,51 @@ def test_one_servers_arms_run_one_at_a_time_unless_declared_parallel(monkeypatch
     turns = Probe("SX", "arms that count each other", ("a", "b", "c"), run_arm, lambda record: Finding(False, "ran"))
     monkeypatch.setitem(runner.CHECKS, "SX", turns)
     monkeypatch.setattr(runner, "decide_check", lambda check, arms: {"verdict": OK, "reason": ""})
-    servers = [Server("one", "x"), Server("two", "x"), Server("free", "x", parallel_arms=True)]
+    servers = [Server("one", "x"), Server("two", "x"), Server("alone", "x", sequential_arms=True)]
     runs = runner.run_servers(servers, ["SX"], Options())
     assert [run["verdict"] for run in runs] == [OK] * 3
-    assert most == {"one": 1, "two": 1, "free": 3}
+    assert most == {"one": 3, "two": 3, "alone": 1}
 
 
-def test_parallel_arms_applies_to_the_server_before_it():
-    args = cli.parse_args(["--server", "python3", "--parallel-arms", "--server", "python3"])
-    assert [server.parallel_arms for server in cli.server_args.servers(args.servers)] == [True, False]
+def test_sequential_arms_applies_to_the_server_before_it():
+    args = cli.parse_args(["--server", "python3", "--sequential-arms", "--server", "python3"])
+    assert [server.sequential_arms for server in cli.server_args.servers(args.servers)] == [True, False]
+
+
+SIDE_BY_SIDE_CHECKS = ["S1", "S3", "S5", "S6a", "S12", "S13"]
+
+
+def test_a_server_that_locks_a_file_in_its_home_starts_in_every_arm_side_by_side():
+    """Copies that refuse to start while another's lock file is in $HOME: each start has a HOME of its own, so
+    every arm starts, side by side, and says its sandbox (folders relative to the run's folder)."""
+    runs = runner.run_servers(
+        [Server("locking", command("--lock-home"), slow_call=SLOW)], SIDE_BY_SIDE_CHECKS, Options(WINDOW)
+    )
+    assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(SIDE_BY_SIDE_CHECKS, OK)
+    arms = [arm for run in runs for arm in run["arms"].values()]
+    assert all(arm["initialized"] for arm in arms), [arm.get("stderr") for arm in arms]
+    homes = [arm["sandbox"]["HOME"] for arm in arms]
+    assert len(set(homes)) == len(homes) and all(home.startswith("sandbox-") for home in homes), homes
+    assert not any("side_by_side" in run for run in runs)
+
+
+def test_copies_that_share_a_port_are_reported_as_interfering_not_judged_side_by_side():
+    """A port the copies all bind, which no sandbox separates: side by side, a copy started while another
+    holds it exits before it answers (inconclusive); the rerun one at a time decides, and the run says that the
+    arms interfere, with the side by side verdict beside it."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    server = Server("port", command("--bind-port", str(port)), slow_call=SLOW)
+    runs = runner.run_servers([server], SIDE_BY_SIDE_CHECKS, Options(WINDOW))
+    assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(SIDE_BY_SIDE_CHECKS, OK)
+    told = [run for run in runs if run.get("side_by_side", {}).get("interfere")]
+    assert told, [run["reason"] for run in runs]
+    for run in told:
+        assert run["side_by_side"]["verdict"] != OK and run["side_by_side"]["rerun_alone"] == OK
+        assert runner.INTERFERE in run["reason"] and runner.INTERFERE in run["headline"]
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validate({"runs": json.loads(json.dumps(runs))}, {**schema, "required": ["runs"]})
 
 
 def test_an_eventfd_another_process_holds_is_a_wake_source():
