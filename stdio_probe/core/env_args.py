@@ -46,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """--env and --inherit-env, in a group of their own."""
     group = parser.add_argument_group(
         "environment of a server under test",
-        "default: what an MCP host gives it: HOME, LOGNAME, PATH, SHELL, TERM, USER",
+        "default: what an MCP host gives it: HOME, LOGNAME, PATH, SHELL, TERM, USER;\n"
+        "a server's HOME, XDG folders, TMPDIR and working folder are a sandbox's of its\n"
+        "own (--env HOME: the probe's)",
     )
     group.add_argument(
         "--env",

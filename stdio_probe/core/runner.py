@@ -462,7 +462,7 @@ class Hosts:
         return run_arm(supervisor, host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
 
     def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]:
-        """None: each host arm speaks to a scenario server of its own (hosts share no sandbox yet)."""
+        """None: only a server's arms run in sandboxes and are checked against a rerun one at a time."""
         return []
 
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:

@@ -1,6 +1,7 @@
 """What a server under test gets of the probe's environment (issue 31), on real processes: what a host
-gives it (HOME, LOGNAME, PATH, SHELL, TERM, USER and the markers), --env NAME and NAME=VALUE,
---inherit-env; and a value given with --env found in no file the probe writes.
+gives it (HOME, LOGNAME, PATH, SHELL, TERM, USER and the markers), with HOME, the XDG folders, TMPDIR and
+its working folder a sandbox's of its own, --env NAME and NAME=VALUE, --inherit-env; and a value given with
+--env found in no file the probe writes.
 
 The environment is read where the kernel keeps it (/proc/PID/environ, as exec gave it) and from
 what the server prints of it (fixture_check_server.py --print-env), through the CLI.
@@ -34,17 +35,22 @@ def command(*flags: str) -> str:
     return " ".join([sys.executable, str(FIXTURE), *flags])
 
 
-def environ_of(env: ChildEnv) -> dict[str, str]:
-    """The environment a started server was exec'd with, read from /proc once it answered (before that the
-    read can land inside an exec, the stub's that resets SIGINT or the server's own: empty once in CI); then
-    ended."""
+def started_in(env: ChildEnv) -> tuple[dict[str, str], str, dict]:
+    """The environment and working folder a started server was exec'd with, read from /proc once it answered
+    (before that the read can land inside an exec, the stub's that resets SIGINT or the server's own: empty
+    once in CI), and its record once ended."""
     started = session.Session(Server("fixture", command(), env=env))
     try:
         assert started.initialize(Options(10.0, "fast")), "the fixture server never answered initialize"
         raw = Path(f"/proc/{started.child.pid}/environ").read_bytes()
+        cwd = os.readlink(f"/proc/{started.child.pid}/cwd")
     finally:
-        started.end()
-    return dict(item.split("=", 1) for item in raw.decode().split("\0") if item)
+        record = started.end()
+    return dict(item.split("=", 1) for item in raw.decode().split("\0") if item), cwd, record
+
+
+def environ_of(env: ChildEnv) -> dict[str, str]:
+    return started_in(env)[0]
 
 
 @pytest.fixture
@@ -58,7 +64,7 @@ def secrets(monkeypatch):
 def test_a_server_gets_what_a_host_gives_it_and_no_secret(secrets):
     found = environ_of(ChildEnv())
     defaults = {name for name in spawn.HOST_DEFAULT_ENV if name in os.environ}
-    assert set(found) == defaults | {spawn.MARKER, spawn.SERVER_MARKER}
+    assert set(found) == defaults | set(spawn.SANDBOX_FOLDERS) | {spawn.MARKER, spawn.SERVER_MARKER}
     assert found[spawn.MARKER] == spawn.RUN_ID
     assert SECRET[1] not in "".join(found.values())
 
@@ -68,6 +74,18 @@ def test_env_passes_a_variable_by_name_or_sets_one(secrets):
     assert found[PASSED[0]] == PASSED[1]
     assert found[SET[0]] == SET[1]
     assert SECRET[0] not in found and "PYTHONPATH" not in found
+
+
+def test_a_server_starts_in_a_sandbox_of_its_own_in_the_runs_folder():
+    """HOME, the XDG folders, TMPDIR and the working folder: new, in the run's folder, each start its own; the
+    record names them relative to the run's folder. --env HOME passes the probe's own instead."""
+    (found, cwd, record), (again, _, _) = started_in(ChildEnv()), started_in(ChildEnv())
+    folder = spawn.current().run_folder()
+    for variable, sub in record["sandbox"].items():
+        assert not sub.startswith("/") and sub.startswith("sandbox-"), record["sandbox"]
+        assert os.path.join(folder, sub) == (cwd if variable == "cwd" else found[variable])
+    assert found["HOME"] != again["HOME"] and os.environ.get("HOME") not in (found["HOME"], again["HOME"])
+    assert environ_of(env_args.resolve(["HOME"], inherit=False))["HOME"] == os.environ["HOME"]
 
 
 def test_inherit_env_passes_everything(secrets):
