@@ -321,10 +321,12 @@ class Servers:
         yield replace(self, servers=servers, eras=found, turns=turns)
 
     def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
-        """The job's arm once its server has its turn: only then is it running, and timed."""
+        """The job's arm once its server has its turn: only then is it running, and timed (a rerun alone is named
+        so in the live view)."""
         label, check = self.servers[job.subject].label, CHECKS[job.probe]
+        arm = f"{job.arm}, {RERUN}" if job.alone else job.arm
         with self.turns[job.subject]:
-            return run_arm(supervisor, label, check, job.arm, lambda: self._record(job, options), on_arm)
+            return run_arm(supervisor, label, check, arm, lambda: self._record(job, options), on_arm)
 
     def _record(self, job: Job, options: Options) -> ArmRecord:
         """The job's check run on its server, in its era; not_applicable, saying why, when the server has none."""
@@ -368,6 +370,7 @@ class Servers:
 
 
 INTERFERE = "arms interfere when side by side"
+RERUN = "rerun alone"  # a rerun's arm in the live view
 
 
 def _arms(records: dict[Job, ArmRecord], subject: int, check_id: str, alone: bool = False) -> dict[str, ArmRecord]:

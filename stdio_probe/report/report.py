@@ -47,6 +47,7 @@ class LiveArms:
         self.done = 0
         self.lock = threading.Lock()
         self.arms_left = Counter((sdk, case) for sdk, case, _ in rows)
+        self.planned = set(rows)  # a rerun's row (runner.Servers.reruns) is shown, not counted
         self.cases_done = 0
         self.live = (
             Live(self._view(), console=console, transient=True, auto_refresh=False) if console.is_terminal else None
@@ -69,6 +70,7 @@ class LiveArms:
             else:
                 self.running.pop(row, None)
                 self.finished.append((row, note))
+            if status != "running" and row in self.planned:
                 self.done += 1
                 self.arms_left[(sdk, case)] -= 1
                 if self.live is None and not self.arms_left[(sdk, case)]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from stdio_probe.core.decide import decide, mitigation
+from stdio_probe.core.decide import decide, decide_check, mitigation
 from stdio_probe.core.model import BRIEF_CHARS, Finding, Probe
+from stdio_probe.core.runner import INTERFERE, against_rerun
 
 
 def _probe(assess) -> Probe:
@@ -88,3 +89,30 @@ def test_mitigation_status_tells_a_contract_that_could_not_be_evaluated_from_one
     }
     lacking = {**pair, "bug": {"not_applicable": "no listen"}, "mitigated": {"shown": None, "note": "-"}}
     assert mitigation(CASE, lacking) == {"held": None, "note": "bug arm: no listen", "status": "not_applicable"}
+
+
+CHECK = Probe("SX", "a check of two triggers", ("eof", "sigterm"), CASE.run_arm, CASE.assess)
+
+
+def test_a_rerun_alone_that_agrees_leaves_the_side_by_side_run_as_it_was():
+    arms = {"eof": {"shown": True, "note": "alive"}, "sigterm": {"shown": False, "note": "exited"}}
+    alone = {"eof": {"shown": True, "note": "alive again"}, "sigterm": {"shown": False, "note": "exited"}}
+    verdict = decide_check(CHECK, arms)
+    assert against_rerun(CHECK, verdict, arms, alone) == (
+        verdict, arms, {"verdict": "reproduced", "rerun_alone": "reproduced", "interfere": False}
+    )
+
+
+def test_a_rerun_alone_that_disagrees_decides_and_says_the_arms_interfere():
+    """Side by side a copy found no answer (another held its port): no evidence; alone, none shows the defect."""
+    arms = {"eof": {"shown": None, "note": "no answer to initialize"}, "sigterm": {"shown": False, "note": "exited"}}
+    alone = {"eof": {"shown": False, "note": "exited"}, "sigterm": {"shown": False, "note": "exited"}}
+    side = decide_check(CHECK, arms)
+    verdict, kept, said = against_rerun(CHECK, side, arms, alone)
+    assert verdict["verdict"] == "not_reproduced" and kept == alone
+    assert verdict["reason"].startswith(f"{INTERFERE}: inconclusive side by side, not_reproduced one at a time; ")
+    assert verdict["headline"].startswith(f"{INTERFERE}: ")
+    assert said == {
+        "verdict": "inconclusive", "rerun_alone": "not_reproduced", "interfere": True,
+        "reason": side["reason"], "arms": arms,
+    }
