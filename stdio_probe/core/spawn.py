@@ -296,8 +296,8 @@ class Child:
 class Sandbox:
     """The folders of one started server alone (Supervisor.sandbox): its HOME, XDG folders, TMPDIR and working
     folder, inside the run's folder (removed with it), so copies of one server started side by side share no
-    lock file, cache or database they keep there. What its command line names is not rewritten: a path on it,
-    and a port it binds, stay shared (method.md, "Arms side by side")."""
+    lock file, cache or database they keep there. What its command line names stays shared: a file or folder on
+    it (reached from the sandbox's working folder: reachable), a port it binds (method.md, "Arms side by side")."""
 
     run_folder: str
     name: str  # its folder, relative to the run's
@@ -316,6 +316,21 @@ class Sandbox:
         """What a record says of it: each folder relative to the run's folder, never a path of this machine."""
         folders = {**SANDBOX_FOLDERS, "cwd": SANDBOX_WORK}
         return {variable: f"{self.name}/{sub}" for variable, sub in folders.items()}
+
+
+def reachable(argv: list[str], here: str) -> list[str]:
+    """argv as started in a sandbox's working folder: each word that names a file or folder found relative to here
+    (the caller's working folder) becomes here joined to it, the same file by an absolute path (not normalised: a
+    `..` after a symlink names what it named), so what the command names is still reached. The program only when
+    it holds a slash (`./server`): a bare one is looked for on PATH, not here. Left as given: an absolute word, an
+    empty one, one naming nothing here, a path inside a word (`--config=x.json`, a shell's script); a word naming
+    a module or a package that a file or folder here also names (`python -m pkg`) is taken for the path."""
+    return [
+        os.path.join(here, word)
+        if word and not os.path.isabs(word) and (at > 0 or "/" in word) and os.path.exists(os.path.join(here, word))
+        else word
+        for at, word in enumerate(argv)
+    ]
 
 
 class _Shared:

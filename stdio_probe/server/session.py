@@ -4,7 +4,9 @@ Every check starts its server here (Supervisor.spawn_command: own session, marke
 and reads its stdout through wire.StdoutReader. end() leaves nothing alive: the server's
 process group, then everything carrying its marker or in its session, and says what it reaped.
 Each start of a server is in a sandbox of its own (spawn.Sandbox: its HOME, XDG folders, TMPDIR and working
-folder), so the arms of one server can run side by side; its record says which (end: sandbox).
+folder), so the arms of one server can run side by side; its record says which (end: sandbox). A word of its
+command naming a file or folder where the probe runs is started by that file's absolute path (spawn.reachable);
+every record says the command, and its processes' command lines, as given.
 The era (stdio_probe.core.eras) is found once per server by find_era, on a process of its own;
 every request a check sends then carries what that era requires (Session.send).
 Every window a check waits is one of no progress of the server's tree (Session.clock, method.md "The
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import signal
 import time
 from collections.abc import Callable
@@ -46,7 +49,12 @@ class Session:
         self.exchange = mcp_schema.Exchange(revision) if judged else None
         env, supervisor = server.env, spawn.current()
         self.sandbox = supervisor.sandbox()
-        self.child, self.server_id = supervisor.spawn_command(server.command, env.values, env.inherit, self.sandbox)
+        given = shlex.split(server.command)
+        started = spawn.reachable(given, os.getcwd())
+        self.as_given = {word: was for word, was in zip(started, given, strict=True) if word != was}  # tree()
+        self.child, self.server_id = supervisor.spawn_command(
+            shlex.join(started), env.values, env.inherit, self.sandbox
+        )
         self.sid = self.child.pid  # its own session: start_new_session
         judge = self.exchange.judge if self.exchange is not None else None
         self.reader: wire.StdoutReader | None = wire.StdoutReader(self.child, judge, line_cap)
@@ -127,10 +135,16 @@ class Session:
             found |= {p["pid"]: p for p in sample.session_members(self.sid)}
         parents = {pid: sample.parent_pid(pid) for pid in found}
         return [
-            {**p, "ppid": parents[pid], "adopted": parents[pid] == os.getpid()}
+            {**p, "cmdline": self._given(p["cmdline"]), "ppid": parents[pid], "adopted": parents[pid] == os.getpid()}
             for pid, p in sorted(found.items())
             if pid != os.getpid()
         ]
+
+    def _given(self, cmdline: str) -> str:
+        """A command line of the tree (words joined by spaces) with each word the probe resolved (spawn.reachable)
+        as the command gave it: no path of this machine that the probe wrote in is recorded. A word holding a
+        space (split in two here) or cut short by sample.cmdline's bound is left resolved."""
+        return " ".join(self.as_given.get(word, word) for word in cmdline.split(" "))
 
     def ours(self, pid: int) -> bool:
         """Whether pid is of this server's tree: its marker, or its session while the server is not reaped."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import socket
 import sys
 import threading
@@ -28,7 +29,7 @@ from stdio_probe.server import session
 from stdio_probe.server.args import ServerArgsError, tool_call
 from stdio_probe.server.checks import CHECKS, s12_invalid_requests
 from tests.cli_run import assert_fits, probe
-from tests.fixture_commands import BUG, OK, SHAPES, SLOW, WINDOW, command
+from tests.fixture_commands import BUG, FIXTURE, OK, SHAPES, SLOW, WINDOW, command
 from tests.paths import TESTS
 from tests.proof_readings import proof_readings
 
@@ -474,6 +475,40 @@ def test_one_servers_arms_run_side_by_side_unless_declared_sequential(monkeypatc
 def test_sequential_arms_applies_to_the_server_before_it():
     args = cli.parse_args(["--server", "python3", "--sequential-arms", "--server", "python3"])
     assert [server.sequential_arms for server in cli.server_args.servers(args.servers)] == [True, False]
+
+
+def test_a_server_named_by_a_relative_path_is_reached_from_its_sandbox_and_recorded_as_given(tmp_path, monkeypatch):
+    """The fixture server copied into a folder and named relative to it, the probe running there: each start of
+    the server runs in its sandbox's working folder, by the file's absolute path (spawn.reachable), while the
+    records say the command, and its processes' command lines, as given: no record names the folder."""
+    shutil.copy(FIXTURE, tmp_path / "server.py")
+    monkeypatch.chdir(tmp_path)
+    given = f"{sys.executable} server.py --leave-child"
+    runs = runner.run_servers([Server("relative", given, slow_call=SLOW)], ["S1", "S5", "S13"], Options(WINDOW))
+    assert {run["case"]: run["verdict"] for run in runs} == {"S1": OK, "S5": BUG, "S13": OK}
+    arms = [arm for run in runs for arm in run["arms"].values()]
+    assert all(arm["initialized"] and arm["command"] == given for arm in arms), [a.get("stderr") for a in arms]
+    assert str(tmp_path) not in json.dumps(runs)
+    with spawn.Supervisor() as supervisor, supervisor.arm_scope():
+        started = session.Session(Server("relative", given))
+        try:
+            assert sample.cmdline(started.child.pid) == f"{sys.executable} {tmp_path}/server.py --leave-child"
+            (server,) = [p for p in started.tree() if p["pid"] == started.child.pid]
+            assert server["cmdline"] == given
+        finally:
+            started.end()
+
+
+def test_the_cli_run_from_a_servers_folder_checks_it_by_its_relative_path(tmp_path):
+    """`server "python server.py"` as its author runs it, and as the action's example gives it."""
+    shutil.copy(FIXTURE, tmp_path / "server.py")
+    given = f"{sys.executable} server.py"
+    done = probe("server", given, "--only", "S1", "--window", str(WINDOW), cwd=tmp_path)
+    assert done.returncode == cli.EXIT_OK, done.stderr
+    written = (tmp_path / "results.json").read_text()
+    (run,) = json.loads(written)["runs"]
+    assert run["verdict"] == OK and run["server"]["command"] == given, run["reason"]
+    assert str(tmp_path) not in written + done.stdout + done.stderr
 
 
 SIDE_BY_SIDE_CHECKS = ["S1", "S3", "S5", "S6a", "S12", "S13"]
