@@ -12,7 +12,6 @@ runner's own, created at the run's start and ended at its end (spawn's docstring
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 import traceback
@@ -48,13 +47,13 @@ Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or Non
 
 
 class Job(NamedTuple):
-    """One arm of one probe on one subject: the subject's place in its list, the probe's id, the arm; alone when
-    it is a rerun with no other arm running (Subject.reruns)."""
+    """One arm of one probe on one subject: the subject's place in its list, the probe's id, the arm; for a rerun
+    with no other arm running (Subject.reruns), the trials it may take (rerun; 0: not a rerun)."""
 
     subject: int
     probe: str
     arm: str
-    alone: bool = False
+    rerun: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,17 +111,14 @@ def run_subject(
     how many processes outlived the arms), or, when None, one of the runner's own for this run, ended with it."""
     held = contextlib.nullcontext(supervisor) if supervisor is not None else spawn.Supervisor()
     with held as run, subject.ready(run, options, on_arm) as ready:
-        arm = functools.partial(_job_run, ready, run, options, on_arm)
+
+        def arm(job: Job) -> ArmRecord:
+            return ready.run(run, job, options, on_arm)
+
         records = run_jobs(arm, ready.plan(), workers(options), run)
         if workers(options) > 1:  # the arms ran side by side: the reruns, one at a time, that may contradict them
             records |= run_jobs(arm, ready.reruns(records), 1, run)
     return ready.runs(records)
-
-
-def _job_run(
-    ready: Subject, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener, job: Job
-) -> ArmRecord:
-    return ready.run(supervisor, job, options, on_arm)
 
 
 def workers(options: Options) -> int:
@@ -321,10 +317,11 @@ class Servers:
         yield replace(self, servers=servers, eras=found, turns=turns)
 
     def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
-        """The job's arm once its server has its turn: only then is it running, and timed (a rerun alone is named
-        so in the live view)."""
+        """The job's arm once its server has its turn: only then is it running, and timed; a rerun alone with the
+        trials it may take, and named so in the live view."""
         label, check = self.servers[job.subject].label, CHECKS[job.probe]
-        arm = f"{job.arm}, {RERUN}" if job.alone else job.arm
+        arm = f"{job.arm}, {RERUN}" if job.rerun else job.arm
+        check = replace(check, trials=max(check.trials, job.rerun))
         with self.turns[job.subject]:
             return run_arm(supervisor, label, check, arm, lambda: self._record(job, options), on_arm)
 
@@ -338,16 +335,17 @@ class Servers:
     def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]:
         """The arms, to run again one at a time, of each check found reproduced or inconclusive on a server whose
         arms ran side by side: the verdicts another arm of the same server could have made (one not reproduced
-        is not rerun: method.md, "Arms side by side", says what that leaves undetected)."""
+        is not rerun: method.md, "Arms side by side", says what that leaves undetected). An arm that showed the
+        defect is tried alone until it shows it again, up to RATE_TRIALS times: a defect that is a race (a
+        crash at SIGTERM one run in two) is not taken for interference on one rerun that missed it."""
         again = (Outcome.REPRODUCED, Outcome.INCONCLUSIVE)
-        return [
-            Job(i, check_id, arm, alone=True)
-            for i, server in enumerate(self.servers)
-            if not server.sequential_arms
-            for check_id in self.probe_ids
-            if decide_check(CHECKS[check_id], _arms(records, i, check_id))["verdict"] in again
-            for arm in CHECKS[check_id].arms
-        ]
+        jobs = []
+        for i, server in enumerate(self.servers):
+            for check_id in self.probe_ids if not server.sequential_arms else ():
+                check, arms = CHECKS[check_id], _arms(records, i, check_id)
+                if decide_check(check, arms)["verdict"] in again:
+                    jobs += [Job(i, check_id, arm, _rerun_trials(check, record)) for arm, record in arms.items()]
+        return jobs
 
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
         """Each check's verdict per server, each run describing its server and the era it was spoken to in; a
@@ -375,8 +373,16 @@ RERUN = "rerun alone"  # a rerun's arm in the live view
 
 def _arms(records: dict[Job, ArmRecord], subject: int, check_id: str, alone: bool = False) -> dict[str, ArmRecord]:
     """A check's arms on one server, as they ran side by side, or as rerun one at a time (alone: {} if not)."""
-    jobs = (Job(subject, check_id, arm, alone) for arm in CHECKS[check_id].arms)
-    return {job.arm: records[job] for job in jobs if job in records}
+    return {
+        job.arm: record
+        for job, record in records.items()
+        if job.subject == subject and job.probe == check_id and bool(job.rerun) == alone
+    }
+
+
+def _rerun_trials(check: Probe, record: ArmRecord) -> int:
+    """The trials of an arm's rerun alone: session.RATE_TRIALS where it showed the defect side by side, else one."""
+    return session.RATE_TRIALS if _shown(check, record) else 1
 
 
 def against_rerun(
