@@ -303,6 +303,7 @@ class Sandbox:
     name: str  # its folder, relative to the run's
 
     def path(self, sub: str) -> str:
+        """One of its folders, as this machine names it (never recorded: described says it relative)."""
         return os.path.join(self.run_folder, self.name, sub)
 
     def env(self) -> dict[str, str]:
@@ -310,6 +311,7 @@ class Sandbox:
         return {variable: self.path(sub) for variable, sub in SANDBOX_FOLDERS.items()}
 
     def cwd(self) -> str:
+        """Its working folder: a server that writes where it runs writes here."""
         return self.path(SANDBOX_WORK)
 
     def described(self) -> dict[str, str]:
