@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,52 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         groups = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group") if mark.args})
         if groups and "@" not in item.nodeid:
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
+@dataclass
+class Tier:
+    """One folder of tests/ as this run met it: the load when its first test started, its tests' span and sum."""
+
+    load: tuple[float, float, float]
+    tests: int = 0
+    start: float = float("inf")
+    stop: float = 0.0
+    busy: float = 0.0  # the sum of its tests' own times (setup, call, teardown): what it cost the workers
+
+    def line(self, name: str) -> str:
+        load = " / ".join(f"{value:.2f}" for value in self.load)
+        span = self.stop - self.start if self.tests else 0.0
+        return f"{name:<6} {self.tests:4d} tests  span {span:5.0f} s  in tests {self.busy:6.0f} s  load at start {load}"
+
+
+TIERS: dict[str, Tier] = {}
+
+
+def tier_of(nodeid: str) -> str:
+    """tests/TIER/... -> TIER; a test file directly under tests/ is its own "tests"."""
+    parts = nodeid.split("::")[0].split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "tests" else "tests"
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple) -> None:
+    """The load when a tier's first test starts (in xdist's controller too: the workers' starts are relayed)."""
+    TIERS.setdefault(tier_of(nodeid), Tier(os.getloadavg()))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    tier = TIERS.setdefault(tier_of(report.nodeid), Tier(os.getloadavg()))
+    tier.start, tier.stop = min(tier.start, report.start), max(tier.stop, report.stop)
+    tier.busy += report.duration
+    tier.tests += report.when == "teardown"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Each tier's time and the load at its start, so that a slow or loaded run can be told from a regression
+    (the tiers overlap under xdist: a span is wall time, the sum of its tests' times is what it cost)."""
+    if TIERS and not hasattr(terminalreporter.config, "workerinput"):
+        terminalreporter.section(f"tiers ({os.cpu_count()} cores; span: first test's start to last test's end)")
+        for name in sorted(TIERS, key=lambda name: TIERS[name].start):
+            terminalreporter.line(TIERS[name].line(name))
 
 
 def probe_env(extra: dict | None = None) -> dict:
