@@ -15,6 +15,11 @@ FIXTURE = spawn.FIXTURES / "fixture_check_server.py"
 
 WINDOW = 3.0
 
+# A wait on a subject that makes progress throughout (a flood, a spin) ends at the outer bound, progress.OUTER_WINDOWS
+# windows of wall time: such runs take this window, whose length their verdicts do not depend on. Never a run where
+# the subject sleeps as long (the slow call sleeps 0.5 s): a window counts only time without progress.
+BUSY_WINDOW = 1.0
+
 OK = "not_reproduced"
 
 BUG = "reproduced"
@@ -58,6 +63,18 @@ SHAPES = {
     "a call in flight at EOF keeps it alive": (("--stuck-at-eof",), WELL | {"S13": BUG}),
     "a signal aborts it": (("--abort-on-signal",), WELL | {"S11": BUG, "S14": BUG}),
 }
+
+
+# per shape, the checks it keeps making progress to the outer bound (its spin burns a core all the while)
+BUSY_CHECKS = {"spins when the reader is gone": ("S8",)}
+
+
+def shape_windows(shape: str) -> list[tuple[list[str], float]]:
+    """The runs of a shape's checks, each (checks, window): those it keeps busy (BUSY_CHECKS) with BUSY_WINDOW,
+    the rest with WINDOW."""
+    busy = BUSY_CHECKS.get(shape, ())
+    rest = [check for check in CHECKS if check not in busy]
+    return [(rest, WINDOW), *([(list(busy), BUSY_WINDOW)] if busy else [])]
 
 
 def fixture_host(*flags: str) -> str:

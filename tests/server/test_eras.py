@@ -23,7 +23,7 @@ from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.sdk.sdk import Request, SdkError, resolve
 from stdio_probe.server.checks import CHECKS
 from tests.cli_run import assert_fits, probe
-from tests.fixture_commands import BUG, OK, SHAPES, SLOW, WINDOW, command
+from tests.fixture_commands import BUG, OK, SHAPES, SLOW, WINDOW, command, shape_windows
 
 API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
 ERA_OF = {"legacy": eras.LEGACY, "modern": eras.MODERN, "both": eras.MODERN}  # what server/discover finds
@@ -46,7 +46,10 @@ def test_each_defect_shape_shows_in_its_check_alone_in_each_era(shape, era):
     flags, expected = SHAPES[shape]
     if era != "legacy" and shape in LEGACY_ONLY:  # "both" is found modern
         pytest.skip(LEGACY_ONLY[shape])
-    runs = run_servers([Server("fixture", command(*flags, "--era", era), ("large", {}), slow_call=SLOW)])
+    server = Server("fixture", command(*flags, "--era", era), ("large", {}), slow_call=SLOW)
+    runs = {}
+    for checks, window in shape_windows(shape):
+        runs |= run_servers([server], checks, window)
     judged = {case: verdict for case, verdict in expected.items() if verdict is not None}
     found = {case: verdict for case, verdict in verdicts(runs, "fixture").items() if case in judged}
     assert found == judged, {case: run["reason"] for (_, case), run in runs.items()}

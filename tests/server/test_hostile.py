@@ -26,7 +26,7 @@ from stdio_probe.cli import main as cli
 from stdio_probe.core import model, runner, sample, spawn, wire
 from stdio_probe.core.model import Options, Server
 from tests.cli_run import PROBE
-from tests.fixture_commands import HOSTILE
+from tests.fixture_commands import BUSY_WINDOW, HOSTILE
 from tests.paths import ROOT
 
 RSS_BOUND_KB = 128 * 1024  # the probe's stated peak RSS bound (docs/servers-and-hosts.md, "Hostile servers")
@@ -110,9 +110,11 @@ def _high_water_kb(pid: int) -> int:
 
 @pytest.mark.parametrize("shape", ["flood-empty", "flood-short", "flood-line", "flood-binary"])
 def test_a_flood_of_any_shape_keeps_the_probe_under_its_memory_bound(shape, tmp_path):
+    """A flood is progress: each wait of S4 runs to the outer bound, so the window is BUSY_WINDOW."""
     out = tmp_path / "results.json"
     started = time.monotonic()
-    process, run_id = start_probe("--server", hostile(shape), "--only", "S4", "--window", "2", "--out", str(out))
+    window = f"{BUSY_WINDOW:g}"
+    process, run_id = start_probe("--server", hostile(shape), "--only", "S4", "--window", window, "--out", str(out))
     peak = 0  # the probe's own high-water mark (VmHWM); wait4's ru_maxrss would count the flooding server too
     while process.poll() is None:
         peak = max(peak, _high_water_kb(process.pid))

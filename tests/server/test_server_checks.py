@@ -29,7 +29,7 @@ from stdio_probe.server import session
 from stdio_probe.server.args import ServerArgsError, tool_call
 from stdio_probe.server.checks import CHECKS, s12_invalid_requests
 from tests.cli_run import assert_fits, probe
-from tests.fixture_commands import BUG, FIXTURE, OK, SHAPES, SLOW, WINDOW, command
+from tests.fixture_commands import BUG, BUSY_WINDOW, FIXTURE, OK, SHAPES, SLOW, WINDOW, command, shape_windows
 from tests.paths import TESTS
 from tests.proof_readings import proof_readings
 
@@ -40,9 +40,11 @@ PIDFD_GETFD = {"x86_64": 438, "aarch64": 438}[sample.ARCH]
 
 
 
-def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None) -> dict[str, dict]:
+def run_checks(
+    flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None, window: float = WINDOW
+) -> dict[str, dict]:
     server = Server("fixture", command(*flags), ("large", {}), slow_call=SLOW)
-    runs = runner.run_servers([server], checks or list(CHECKS), Options(WINDOW, method))
+    runs = runner.run_servers([server], checks or list(CHECKS), Options(window, method))
     return {run["case"]: run for run in runs}
 
 
@@ -53,7 +55,9 @@ def run_checks(flags: tuple[str, ...], method: str = "fast", checks: list[str] |
 @pytest.mark.parametrize("shape", SHAPES)
 def test_each_defect_shape_shows_in_its_check_alone(shape):
     flags, expected = SHAPES[shape]
-    runs = run_checks(flags)
+    runs = {}
+    for checks, window in shape_windows(shape):
+        runs |= run_checks(flags, checks=checks, window=window)
     verdicts = {case: run["verdict"] for case, run in runs.items() if expected[case] is not None}
     wanted = {c: v for c, v in expected.items() if v is not None}
     assert verdicts == wanted, {c: proof_readings(r) for c, r in runs.items()}
@@ -261,7 +265,8 @@ def test_fast_method_agrees_with_the_window_method(flags):
 
 
 def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
-    """Floods stdout and stderr, ignores SIGTERM, never exits on EOF, forks a child into a new session."""
+    """Floods stdout and stderr, ignores SIGTERM, never exits on EOF, forks a child into a new session. Never idle,
+    it is watched to the outer bound in every wait, whatever the window: BUSY_WINDOW."""
     flags = (
         "--flood-stdout",
         "--flood-stderr",
@@ -271,11 +276,11 @@ def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
         "--child-new-session",
     )
     started = time.monotonic()
-    runs = run_checks(flags)
+    runs = run_checks(flags, window=BUSY_WINDOW)
     # bounded by the rules, whatever the load: a server that floods is never idle, so each wait of each trial of
     # each arm may run to the outer bound (progress.OUTER_WINDOWS windows), then TERM_GRACE before its SIGKILL
     trials = sum(arm.get("trials", {}).get("run", 1) for run in runs.values() for arm in run["arms"].values())
-    assert time.monotonic() - started < trials * (progress.OUTER_WINDOWS * WINDOW + 2 * spawn.TERM_GRACE)
+    assert time.monotonic() - started < trials * (progress.OUTER_WINDOWS * BUSY_WINDOW + 2 * spawn.TERM_GRACE)
     assert runs["S4"]["verdict"] == BUG and runs["S5"]["verdict"] == BUG and runs["S3"]["verdict"] == BUG
     for run in runs.values():
         for arm in run["arms"].values():
