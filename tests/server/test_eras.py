@@ -24,6 +24,7 @@ from stdio_probe.sdk.sdk import Request, SdkError, resolve
 from stdio_probe.server.checks import CHECKS
 from tests.cli_run import assert_fits, probe
 from tests.fixture_commands import BUG, OK, SHAPES, SLOW, WINDOW, command, shape_windows
+from tests.proof_readings import differing
 
 API_FIXTURE = spawn.FIXTURES / "fixture_server_api.py"
 LEGACY_ONLY = {"answers a notification": "2026-07-28 has no notifications/initialized for it to answer"}
@@ -54,7 +55,7 @@ def test_each_defect_shape_shows_in_its_check_alone_in_the_modern_era(shape):
         runs |= run_servers([server], checks, window)
     judged = {case: verdict for case, verdict in expected.items() if verdict is not None}
     found = {case: verdict for case, verdict in verdicts(runs, "fixture").items() if case in judged}
-    assert found == judged, {case: run["reason"] for (_, case), run in runs.items()}
+    assert found == judged, differing({case: run for (_, case), run in runs.items()}, judged)
     for run in runs.values():
         assert run["server"]["era"]["protocol"] == eras.MODERN, run["server"]["era"]
         ran = [arm for arm in run["arms"].values() if "not_applicable" not in arm]  # each spoke the era found

@@ -31,7 +31,7 @@ from stdio_probe.server.checks import CHECKS, s12_invalid_requests
 from tests.cli_run import assert_fits, probe
 from tests.fixture_commands import BUG, BUSY_WINDOW, FIXTURE, OK, SHAPES, SLOW, WINDOW, command, shape_windows
 from tests.paths import TESTS
-from tests.proof_readings import proof_readings
+from tests.proof_readings import differing
 
 PIDFD_GETFD = {"x86_64": 438, "aarch64": 438}[sample.ARCH]
 
@@ -60,7 +60,7 @@ def test_each_defect_shape_shows_in_its_check_alone(shape):
         runs |= run_checks(flags, checks=checks, window=window)
     verdicts = {case: run["verdict"] for case, run in runs.items() if expected[case] is not None}
     wanted = {c: v for c, v in expected.items() if v is not None}
-    assert verdicts == wanted, {c: proof_readings(r) for c, r in runs.items()}
+    assert verdicts == wanted, differing(runs, wanted)
 
 
 RACE_RUNS = 5  # full runs of S7 on the fixture that drops answers at EOF in one run of three
