@@ -4,6 +4,11 @@ Each run is a full `server` or `host` run in a private pid namespace, where test
 unmarked victim on every pid a process of the run had once it is reaped (the kernel's ns_last_pid), at
 once, while the probe goes on. A signal to a pid, or to a group by number, after its process was reaped
 ends a victim; the probe's pidfds cannot reach one. Needs root (a pid namespace and ns_last_pid).
+
+Each run takes the fixture tests' window (3 s, not the default 10 s): its time went to windows the probe waits on
+an idle server or host (deaf to EOF: each check's window, then its rerun alone). The window sets how long each wait
+lasts, not which processes the run starts, reaps or signals, nor their order; a victim is placed within
+milliseconds of a reap, long before the window ends.
 """
 
 import json
@@ -15,6 +20,7 @@ import sys
 import pytest
 
 from stdio_probe.core import spawn
+from tests.fixture_commands import WINDOW
 from tests.paths import ROOT
 
 SERVER = [sys.executable, str(spawn.FIXTURES / "fixture_check_server.py")]
@@ -38,7 +44,8 @@ RUNS = {
 def test_no_victim_on_a_reaped_pid_is_signalled(tmp_path, words):
     result, temporary = tmp_path / "victims.json", tmp_path / "tmp"
     temporary.mkdir()
-    probe = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py"), *words, "--out", str(tmp_path / "r.json")]
+    probe = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py"), *words, "--window", str(WINDOW)]
+    probe += ["--out", str(tmp_path / "r.json")]
     harness = [sys.executable, str(ROOT / "tests" / "pid_victims.py"), str(result), "--", *probe]
     done = subprocess.run(
         ["unshare", "--pid", "--fork", "--mount-proc", *harness],
