@@ -110,11 +110,14 @@ def _high_water_kb(pid: int) -> int:
 
 @pytest.mark.parametrize("shape", ["flood-empty", "flood-short", "flood-line", "flood-binary"])
 def test_a_flood_of_any_shape_keeps_the_probe_under_its_memory_bound(shape, tmp_path):
-    """A flood is progress: each wait of S4 runs to the outer bound, so the window is BUSY_WINDOW."""
+    """A flood is progress: each wait of S4 runs to the outer bound, so the window is BUSY_WINDOW; its arm runs
+    alone (--sequential-arms), since side by side the reproduced S4 would be rerun alone, the flood watched twice."""
     out = tmp_path / "results.json"
     started = time.monotonic()
     window = f"{BUSY_WINDOW:g}"
-    process, run_id = start_probe("--server", hostile(shape), "--only", "S4", "--window", window, "--out", str(out))
+    process, run_id = start_probe(
+        "--server", hostile(shape), "--sequential-arms", "--only", "S4", "--window", window, "--out", str(out)
+    )
     peak = 0  # the probe's own high-water mark (VmHWM); wait4's ru_maxrss would count the flooding server too
     while process.poll() is None:
         peak = max(peak, _high_water_kb(process.pid))

@@ -36,20 +36,16 @@ from tests.proof_readings import differing
 PIDFD_GETFD = {"x86_64": 438, "aarch64": 438}[sample.ARCH]
 
 
-
-
-
-
 def run_checks(
-    flags: tuple[str, ...], method: str = "fast", checks: list[str] | None = None, window: float = WINDOW
+    flags: tuple[str, ...],
+    method: str = "fast",
+    checks: list[str] | None = None,
+    window: float = WINDOW,
+    sequential_arms: bool = False,
 ) -> dict[str, dict]:
-    server = Server("fixture", command(*flags), ("large", {}), slow_call=SLOW)
+    server = Server("fixture", command(*flags), ("large", {}), slow_call=SLOW, sequential_arms=sequential_arms)
     runs = runner.run_servers([server], checks or list(CHECKS), Options(window, method))
     return {run["case"]: run for run in runs}
-
-
-
-
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -266,7 +262,9 @@ def test_fast_method_agrees_with_the_window_method(flags):
 
 def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
     """Floods stdout and stderr, ignores SIGTERM, never exits on EOF, forks a child into a new session. Never idle,
-    it is watched to the outer bound in every wait, whatever the window: BUSY_WINDOW."""
+    it is watched to the outer bound in every wait, whatever the window: BUSY_WINDOW. Its arms take turns: side by side,
+    every check it fails would be rerun alone (runner.Servers.reruns), each wait to the outer bound twice, for nothing
+    this test reads (the sandboxes have tests of their own)."""
     flags = (
         "--flood-stdout",
         "--flood-stderr",
@@ -276,7 +274,7 @@ def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
         "--child-new-session",
     )
     started = time.monotonic()
-    runs = run_checks(flags, window=BUSY_WINDOW)
+    runs = run_checks(flags, window=BUSY_WINDOW, sequential_arms=True)
     # bounded by the rules, whatever the load: a server that floods is never idle, so each wait of each trial of
     # each arm may run to the outer bound (progress.OUTER_WINDOWS windows), then TERM_GRACE before its SIGKILL
     trials = sum(arm.get("trials", {}).get("run", 1) for run in runs.values() for arm in run["arms"].values())
