@@ -260,6 +260,7 @@ def test_fast_method_agrees_with_the_window_method(flags):
     assert window["S2"]["arms"]["bug"]["decided_by"] in ("window", "exit")
 
 
+@pytest.mark.slow(150)
 def test_a_hostile_server_does_not_hang_the_probe_or_grow_its_memory():
     """Floods stdout and stderr, ignores SIGTERM, never exits on EOF, forks a child into a new session. Never idle,
     it is watched to the outer bound in every wait, whatever the window: BUSY_WINDOW. Its arms take turns: side by side,
