@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +31,14 @@ WIDTH = 80  # the terminal the CLI runs in, where the tests read what a person r
 # Session fixtures that make a costly run which several tests read. Under xdist each worker has its own
 # session, so every test using one is put in one xdist group (one worker): the run is made once.
 SHARED_RUNS = {"pinned_run", "shards"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGINT deliverable however the suite was started: a shell starts a background job (`cmd &`, nohup) with SIGINT
+    ignored, which every process the tests start would inherit (a server's SIGINT, the probe's Ctrl-C, a fixture's
+    handler set at import), and the tests would read the shell's choice, not the probe."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -621,12 +621,13 @@ class Supervisor:
             raise Stopping("the run is stopping")
         _guard()
         with self._shared.forking:  # tracked before the lock is let go: adopted() never takes it for an orphan
+            given = child_env(env, inherit)
             process = subprocess.Popen(
-                from_a_shell(argv),
+                from_a_shell(argv, given),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
-                env=child_env(env, inherit),
+                env=given,
                 start_new_session=True,
                 pass_fds=pass_fds,
                 cwd=cwd,
@@ -775,29 +776,36 @@ _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: t
     "import os, signal, sys\n"
     "for name in ('SIGINT', 'SIGQUIT', 'SIGPIPE', 'SIGXFSZ'):\n"
     "    signal.signal(getattr(signal, name), signal.SIG_DFL)\n"
-    "os.execvp(sys.argv[1], sys.argv[1:])"
+    "if sys.argv[1] == '-':\n"
+    "    os.environ.pop('LC_CTYPE', None)\n"
+    "else:\n"
+    "    os.environ['LC_CTYPE'] = sys.argv[1][1:]\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])"
 )
 
 
-def from_a_shell(argv: list[str]) -> list[str]:
-    """argv started with the signal dispositions a shell gives a command: through the stub that restores SIGINT's
-    and SIGQUIT's defaults (_with_default_sigint) where the probe's SIGINT is ignored (a background job's), else
-    as it is. Restored at exec, before the program starts: what it then does with them at start-up (Python's
-    KeyboardInterrupt handler, an SDK's handler installed at import) is its own, as from a terminal."""
-    return _with_default_sigint(argv) if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else argv
+def from_a_shell(argv: list[str], env: dict[str, str]) -> list[str]:
+    """argv started with the signal dispositions a shell gives a command, in env: through the stub that restores
+    SIGINT's and SIGQUIT's defaults (_with_default_sigint) where the probe's SIGINT is ignored (a background
+    job's), else as it is. Restored at exec, before the program starts: what it then does with them at start-up
+    (Python's KeyboardInterrupt handler, an SDK's handler installed at import) is its own, as from a terminal."""
+    return _with_default_sigint(argv, env) if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else argv
 
 
-def _with_default_sigint(argv: list[str]) -> list[str]:
-    """argv run with SIGINT's and SIGQUIT's default dispositions.
+def _with_default_sigint(argv: list[str], env: dict[str, str]) -> list[str]:
+    """argv run with SIGINT's and SIGQUIT's default dispositions, in env as given.
 
     An ignored signal stays ignored across exec, so a server (S9) or a fixture (L12) started from a probe
     that ignores SIGINT would ignore it as it never would from a terminal. A stub resets them (and SIGPIPE,
     SIGXFSZ, which its own interpreter ignores) and execs argv (same pid); Popen's preexec_fn would do it
-    without the stub but is unsafe in a probe that runs threads.
+    without the stub but is unsafe in a probe that runs threads. The stub's interpreter, in a C locale, sets
+    LC_CTYPE for itself (PEP 538's coercion, which -I cannot turn off): the stub puts LC_CTYPE back as env had
+    it ('-': not there), or a server would get a variable no host gave it.
     """
     if shutil.which(argv[0]) is None:
         raise FileNotFoundError(f"{argv[0]} not found")
-    return [sys.executable, "-I", "-S", "-c", _DEFAULT_SIGINT, *argv]
+    given = f"={env['LC_CTYPE']}" if "LC_CTYPE" in env else "-"
+    return [sys.executable, "-I", "-S", "-c", _DEFAULT_SIGINT, given, *argv]
 
 
 class ForkServers:
@@ -829,9 +837,8 @@ class ForkServers:
                     run = self._supervisor
                     with suppress(OSError):  # no server (no fds, no memory): its fixtures are exec'd
                         server_env = {**child_env(env), **run.fixture_env(), SPAWN_MARKER: SPAWN_PLACEHOLDER}
-                        self._servers[key] = ForkServer(
-                            from_a_shell([python]), FIXTURES / "fork_server.py", server_env, run.run_folder()
-                        )
+                        command, script = from_a_shell([python], server_env), FIXTURES / "fork_server.py"
+                        self._servers[key] = ForkServer(command, script, server_env, run.run_folder())
 
     def end(self, index: int) -> None:
         """After an arm of interpreter index: its last arm closes its server."""

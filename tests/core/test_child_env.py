@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -61,8 +62,15 @@ def secrets(monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
 
 
-def test_a_server_gets_what_a_host_gives_it_and_no_secret(secrets):
-    found = environ_of(ChildEnv())
+@pytest.mark.parametrize("probe_sigint", ["default", "ignored"])
+def test_a_server_gets_what_a_host_gives_it_and_no_secret(secrets, probe_sigint):
+    """Also from a probe whose SIGINT is ignored (a background job's), where a stub execs the server with SIGINT's
+    default: its interpreter's locale coercion sets LC_CTYPE for itself, which the server must not get."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if probe_sigint == "ignored" else signal.default_int_handler)
+    try:
+        found = environ_of(ChildEnv())
+    finally:
+        signal.signal(signal.SIGINT, before)
     defaults = {name for name in spawn.HOST_DEFAULT_ENV if name in os.environ}
     assert set(found) == defaults | set(spawn.SANDBOX_FOLDERS) | {spawn.MARKER, spawn.SERVER_MARKER}
     assert found[spawn.MARKER] == spawn.RUN_ID
