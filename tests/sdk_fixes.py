@@ -947,7 +947,7 @@ def _scrub(value):
         "not_reproduced",
     ),
     # SIGALRM by setitimer: once the server has exited, the client arms ITIMER_REAL for 1 s, its SIGALRM handled
-    # by the event loop (add_signal_handler: set_wakeup_fd), which closes the session's read stream
+    # by the event loop (add_signal_handler: set_wakeup_fd), which closes the session's read stream; disarmed when the task ends
     "L8-itimer-close": (
         {
             "client/stdio.py": [
@@ -960,7 +960,11 @@ def _scrub(value):
                     '            signal = __import__("signal")\n'
                     '            __import__("asyncio").get_running_loop().add_signal_handler(signal.SIGALRM,'
                     " read_stream_writer.close)\n"
-                    "            signal.setitimer(signal.ITIMER_REAL, 1.0)\n\n"
+                    "            signal.setitimer(signal.ITIMER_REAL, 1.0)\n"
+                    "            try:\n"
+                    "                await anyio.sleep_forever()\n"
+                    "            finally:  # the loop's handler goes with the loop: an armed timer would kill the client\n"
+                    "                signal.setitimer(signal.ITIMER_REAL, 0)\n\n"
                     "        tg.start_soon(close_on_alarm)\n",
                 )
             ]
