@@ -495,7 +495,8 @@ def test_a_server_named_by_a_relative_path_is_reached_from_its_sandbox_and_recor
     assert str(tmp_path) not in json.dumps(runs)
     with spawn.Supervisor() as supervisor, supervisor.arm_scope():
         started = session.Session(Server("relative", given))
-        try:
+        try:  # read once it answered: before, the read can land inside its exec (an empty command line)
+            assert started.initialize(Options(WINDOW, "fast")), "the server never answered initialize"
             assert sample.cmdline(started.child.pid) == f"{sys.executable} {tmp_path}/server.py --leave-child"
             (server,) = [p for p in started.tree() if p["pid"] == started.child.pid]
             assert server["cmdline"] == given
