@@ -242,13 +242,6 @@ def test_a_signal_at_any_moment_from_the_first_instruction_on_is_one_line_and_it
     assert marked(run_id) == [] and not out.exists()
 
 
-def _session(pid: int) -> int | None:
-    try:
-        return os.getsid(pid)
-    except ProcessLookupError:
-        return None
-
-
 def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
     """SIGKILL while a server that ignores EOF and SIGTERM is alive with its pid hopper's daemon (S1 waits its window
     on it): the guardian reaps them all, and removes the run's folder from the temporary one. One server holds both,
@@ -261,7 +254,7 @@ def test_after_sigkill_of_the_probe_its_guardian_leaves_nothing_alive(tmp_path):
 
     def daemon() -> list[int]:  # its successors: each in the daemon's session, never leading one (the server leads)
         servers = [found["pid"] for found in marked(run_id) if "stubborn-hopper" in found["cmdline"]]
-        return [pid for pid in servers if pid != process.pid and _session(pid) not in (pid, None)]
+        return [pid for pid in servers if pid != process.pid and sample.session_id(pid) not in (pid, None)]
 
     deadline = time.monotonic() + 60
     while not daemon():
