@@ -22,7 +22,7 @@ import time
 MARKER = b"PROBE_RUN_ID="
 SCAN = 0.001
 LAST_PID = "/proc/sys/kernel/ns_last_pid"
-LINGER_BOUND = 15.0  # seconds the probe's guardian has to finish once the probe has ended
+LINGER_BOUND = 60.0  # seconds the probe's guardian may take to finish once the probe has ended (ends when it has)
 
 
 def marked(pid: int) -> bool:
