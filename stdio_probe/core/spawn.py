@@ -362,7 +362,7 @@ class Supervisor:
     A context manager for one run: leaving it ends the run (end) when the run ended by itself or by an
     ordinary failure; a run left by a signal (a BaseException such as cli.Interrupted, or any exception once
     start.received has one: its Interrupted may come out of a thread pool as another) is stopped, with the
-    short grace, unless it is already.
+    short grace, unless it is already, and its folder left to the guardian (_close).
     """
 
     def __init__(self) -> None:
@@ -385,7 +385,7 @@ class Supervisor:
         if kind is not None and (start.received or not issubclass(kind, Exception)):
             if not self.stopping():
                 self.stop()
-            self._close()
+            self._close(remove_folder=False)
         elif not self._ended:
             self.end()
 
@@ -421,12 +421,16 @@ class Supervisor:
         finally:
             self._close()
 
-    def _close(self) -> None:
+    def _close(self, remove_folder: bool = True) -> None:
         """What the run holds besides processes: its fork servers still open (a run cut short), its folder, its
-        place among the supervisors it shares the process's children with."""
+        place among the supervisors it shares the process's children with.
+
+        A run left by a signal leaves its folder to the guardian (remove_folder False), which removes it once
+        this process has ended, as it does next: the folder holds a sandbox per start, hundreds of folders, and
+        their removal took up to a second of the 2 s a signal has on a loaded machine."""
         for server in [self.fork_servers.pop(key) for key in list(self.fork_servers)]:
             server.close(TERM_GRACE)
-        if self._folder is not None:
+        if self._folder is not None and remove_folder:
             shutil.rmtree(self._folder, ignore_errors=True)
         with self._shared.lock:
             if self in self._shared.members:
