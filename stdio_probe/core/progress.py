@@ -90,7 +90,12 @@ class Clock:
 def longest_idle(stretches: list[list[float]], start: float, end: float) -> float:
     """The longest of stretches (Clock.idle_stretches) between start and end (monotonic times), each clipped to them:
     how long a subject waited without progress between two of its events, whatever the wait running then."""
-    return max((min(b, end) - max(a, start) for a, b in stretches if b > start and a < end), default=0.0)
+    return max((overlap(stretch, start, end) for stretch in stretches), default=0.0)
+
+
+def overlap(stretch: list[float], start: float, end: float) -> float:
+    """How much of a stretch ([a, b], monotonic times) lies between start and end."""
+    return max(0.0, min(stretch[1], end) - max(stretch[0], start))
 
 def outlived(survivors: Callable[[], list[dict]], grace: float) -> list[dict]:
     """What survivors() (live processes, each with its "pid") still lists once they made no progress for grace s

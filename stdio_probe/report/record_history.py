@@ -150,7 +150,9 @@ VERSIONS = {
         "a check run once has none). Every window of the server and host checks counts only time without progress "
         '(progress.Clock): a watch\'s decided_by may be "busy" (alive and still making progress at the outer bound), '
         "S1/S3/S8/S9 arms may carry busy_after_s (and again_busy_after_s), a host's stuck.decided_by \"busy\" and "
-        "always idle_s, and host arms idle_stretches [[start, end], ...] (optional: older runs have none). A survivor "
+        "always idle_s, and host arms idle_stretches [[start, end], ...] (optional: older runs have none); H9's bug "
+        "arm pause_stretches, the same from 0.1 s (optional: an older one is judged on its gaps between starts). A "
+        "survivor "
         "(H2, H4, H10, S5, L9) may carry adopted: its parent is the probe, a child subreaper that took it in when "
         "its own parent died (optional: before, such an orphan went to init, parent 1).",
         _current_shape,
