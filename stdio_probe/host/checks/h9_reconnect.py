@@ -16,7 +16,9 @@ next start in which the host's tree made no progress (its pauses, read on the no
 resolution of PAUSE_STRETCH). No back-off: the pauses do not grow (by GROWTH and GROWTH_MIN_S) and one is
 shorter than MIN_GAP. Wall time between starts is not read: a loaded machine stretched one start-up by half a
 second (gaps 0.23, 0.09, 0.60 s: "grown") for a host that relaunched at once, while start-up is progress. A
-stored record made before pauses were kept is judged on its gaps between starts, as it was then.
+stored record made before pauses were kept is judged on its gaps between starts, as it was then. Limit: the
+clock reads the host's whole tree, so a host whose other children keep working through its back-off reads no
+pause there (no back-off shown where there is one).
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ TITLE = "crash and reconnect: relaunch re-lists and backs off"
 ARMS = ("bug", "control")
 SCENARIO = "crash_after_list"
 CRASH_LOOP = 3  # the scenario server's: relaunches that die at start
-GROWTH = 1.5  # a host backs off when the crash loop's last gap is this many times its first ...
-GROWTH_MIN_S = 0.25  # ... and longer by this much: gaps of tens of ms vary by more than 1.5x with start-up alone
+GROWTH = 1.5  # a host backs off when the crash loop's last pause is this many times its first ...
+GROWTH_MIN_S = 0.25  # ... and longer by this much: pauses near the clock's resolution vary by more than 1.5x
 MIN_GAP = 1.0  # ... or when no pause is shorter than this (seconds)
 PAUSE_STRETCH = 2 * progress.READ_EVERY  # the shortest stretch without progress the clock keeps
 
