@@ -64,10 +64,12 @@ def send(child: Child, message: dict | bytes, reader: StdoutReader | None = None
 
 
 def close_stdin(child: Child) -> float:
-    """Close the child's stdin (EOF for the server); returns when, on the monotonic clock."""
+    """Close the child's stdin (EOF for the server); returns when, on the monotonic clock: read before the close,
+    since the server can see EOF (and start what is timed from it) before this thread runs again."""
+    at = time.monotonic()
     with suppress(OSError):
         child.process.stdin.close()
-    return time.monotonic()
+    return at
 
 
 INITIALIZE = eras.opening_request(eras.LEGACY, 0)  # the cases' fixtures speak the legacy era

@@ -119,13 +119,17 @@ class Session:
         """observe.watch of the server from since, within a window of no progress (clock)."""
         return observe.watch(self.child.process, since, window, clock=self.clock(), **kwargs)
 
-    def wait_exit(self, bound: float) -> observe.Watched:
-        """Until the server exits by itself, within a window of bound s of no progress from now (watch)."""
-        return self.watch(time.monotonic(), bound)
+    def wait_exit(self, bound: float, since: float | None = None) -> observe.Watched:
+        """Until the server exits by itself, within a window of bound s of no progress from since (its trigger's
+        monotonic time, read before the trigger was given), or from now (watch)."""
+        return self.watch(time.monotonic() if since is None else since, bound)
 
-    def terminate(self) -> None:
-        """SIGTERM to the server process alone, as a host's process.terminate() sends it."""
+    def terminate(self) -> float:
+        """SIGTERM to the server process alone, as a host's process.terminate() sends it; returns when, on the
+        monotonic clock, read before the signal (close_stdin)."""
+        at = time.monotonic()
         self.child.signal(signal.SIGTERM)
+        return at
 
     def tree(self) -> list[dict]:
         """The live processes of this server's tree: by its marker, and by its session while its leader, the
@@ -281,10 +285,10 @@ def blocked_on_client(record: dict) -> str | None:
     return None
 
 
-def exit_after(s: Session, trigger: str, bound: float) -> dict:
-    """The record of a trigger (stdin EOF, SIGTERM) already given: how long the server took to exit, within a window
-    of bound s of no progress; busy_after_s when it was still making progress at the outer bound."""
-    return {"trigger": trigger, **exited(s.wait_exit(bound)), "bound_s": bound}
+def exit_after(s: Session, trigger: str, bound: float, since: float) -> dict:
+    """The record of a trigger (stdin EOF, SIGTERM) given at since: how long the server took to exit, within a
+    window of bound s of no progress; busy_after_s when it was still making progress at the outer bound."""
+    return {"trigger": trigger, **exited(s.wait_exit(bound, since)), "bound_s": bound}
 
 
 def exited(watched: observe.Watched, again: str = "") -> dict:
@@ -308,11 +312,13 @@ def after_signal(s: Session, sig: signal.Signals, bound: float) -> dict:
 
     How the record's exit facts then say it ended (exit code, signal, stderr) is its ending after the signals,
     the probe's own escalation at the arm's end (Child.stop: SIGTERM, then SIGKILL) included: S14 judges it."""
+    sent_at = time.monotonic()
     s.child.signal(sig)
-    record = exit_after(s, sig.name, bound)
+    record = exit_after(s, sig.name, bound, sent_at)
     if record["exit_after_s"] is None:
+        sent_at = time.monotonic()
         s.child.signal(sig)
-        record |= exited(s.wait_exit(bound), "again_")
+        record |= exited(s.wait_exit(bound, sent_at), "again_")
     return record
 
 

@@ -8,8 +8,6 @@ SIGTERM in place of EOF; in the fast method a hang is called on the same kernel 
 
 from __future__ import annotations
 
-import time
-
 from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.server import session
 from stdio_probe.server.checks.s2_eof_unread import (
@@ -40,8 +38,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         record = {"in_flight": in_flight(s, options, CALL_ID), "bound_s": bound}
         if not record["in_flight"]["seen"]:
             return record
-        s.terminate()
-        record.update(observe_after(s, time.monotonic(), bound, prove=options.method == "fast", trigger="sigterm"))
+        sent_at = s.terminate()
+        record.update(observe_after(s, sent_at, bound, prove=options.method == "fast", trigger="sigterm"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
             record["exited_after_drain"] = exits_once_drained(s)
         return record

@@ -14,8 +14,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     """initialize, then close stdin; wait the window for the exit."""
 
     def body(s: session.Session) -> dict:
-        s.close_stdin()
-        return session.exit_after(s, "EOF", options.window)
+        return session.exit_after(s, "EOF", options.window, s.close_stdin())
 
     return session.run(server, options, body)
 

@@ -37,8 +37,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         for request in requests if initialized else []:
             if not s.send(request) or not s.reader.wait_answer(request["id"], options.window):
                 break
-        s.close_stdin()
-        exited = s.wait_exit(options.window).exit_after_s is not None
+        exited = s.wait_exit(options.window, s.close_stdin()).exit_after_s is not None
         if exited:  # what it wrote last, still on its way (a descendant may hold stdout: a window of no progress)
             s.reader.wait_progressing(lambda r: r.eof.is_set(), STDOUT_END)
         return {

@@ -29,11 +29,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
 
     def body(s: session.Session) -> dict:
         before = [p["pid"] for p in s.tree() if p["pid"] != s.child.pid]
-        if arm == "eof":
-            s.close_stdin()
-        else:
-            s.terminate()
-        by_itself = s.wait_exit(bound).exit_after_s is not None
+        triggered_at = s.close_stdin() if arm == "eof" else s.terminate()
+        by_itself = s.wait_exit(bound, triggered_at).exit_after_s is not None
         if not by_itself:
             s.child.stop_process_only()
         survivors = progress.outlived(lambda: _survivors(s), SURVIVOR_GRACE)
