@@ -138,6 +138,24 @@ def unexeced_fork(pid: int) -> bool:
     return same_exe and _read_bytes(f"/proc/{pid}/cmdline") == _read_bytes(f"/proc/{parent}/cmdline")
 
 
+_WAITID = {"x86_64": 247, "aarch64": 95}
+P_PIDFD = 3
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def exit_peak_kib(pidfd: int) -> int | None:
+    """The peak resident memory (KiB) of the process pidfd holds, once it has exited and before it is reaped; None
+    while it runs, or once reaped. The kernel's figure (waitid(2) with WNOWAIT and a struct rusage, which leaves
+    the zombie to its reaper): the process's own peak over its life, exec'd images included, and that of each
+    child it reaped. What /proc reads while the process lives misses a peak reached after the last reading."""
+    info, usage = ctypes.create_string_buffer(128), (ctypes.c_long * 18)()
+    flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+    if _libc.syscall(_WAITID[ARCH], P_PIDFD, pidfd, info, flags, usage) != 0:
+        return None
+    exited_pid = struct.unpack_from("i", info.raw, 16)[0]  # siginfo's si_pid; 0: not exited (WNOHANG)
+    return usage[4] if exited_pid else None  # ru_maxrss, after the two struct timevals
+
+
 def is_live(pid: int) -> bool:
     state = proc_state(pid)
     return state is not None and state not in ("Z", "X")

@@ -95,6 +95,7 @@ class HostRun:
         self.host_exit_t: float | None = None
         self.server_gone_t: dict[int, float] = {}
         self.peak_kib = 0
+        self.server_peak_kib = 0  # the highest peak read of a scenario server, while the host's peak is tracked
         self.track_memory = False  # H8: the host tree's peak memory, read on every poll (a /proc scan)
         # the host's tree (the scenario server's included) and its pipes: stderr, stdout, the messages it sent
         self.clock = progress.Clock(progress.tree(self.child.pid), self.moved)
@@ -122,9 +123,21 @@ class HostRun:
         return sorted(found - set(self.server_pids()) - {os.getpid()})
 
     def host_exited(self) -> bool:
+        if self.host_exit_t is None and self.track_memory:
+            self._exit_peak()
         if self.host_exit_t is None and self.child.process.poll() is not None:
             self.host_exit_t = time.monotonic()
         return self.host_exit_t is not None
+
+    def _exit_peak(self) -> None:
+        """H8: the host exited and not yet reaped, the kernel's peak for it (sample.exit_peak_kib), which the
+        /proc readings miss when the host grows and exits between two of them (a loaded machine spaces them). The
+        kernel's figure counts the children the host reaped, its servers among them: it is taken only above every
+        peak read of a server, so it is that of the host or of a process of its tree."""
+        pidfd = self.child.pidfd
+        kib = None if pidfd is None or pidfd.fd is None else sample.exit_peak_kib(pidfd.fd)
+        if kib is not None and kib > self.server_peak_kib:
+            self.peak_kib = max(self.peak_kib, kib)
 
     def _look(self) -> None:
         """One poll: the host's exit, the scenario servers seen gone, the host tree's peak memory."""
@@ -140,6 +153,7 @@ class HostRun:
             # a fork not yet exec'd (the server on its way) is a copy of its parent's pages: not the host's growth
             tree = {self.child.pid, *sample.descendants(self.child.pid)} - servers
             self.peak_kib = max(self.peak_kib, sum(_hwm_kib(pid) for pid in tree if not sample.unexeced_fork(pid)))
+            self.server_peak_kib = max([self.server_peak_kib, *(_hwm_kib(pid) for pid in servers)])
 
     def idle_too_long(self, since: float) -> bool:
         """Whether the host made no progress for START_BOUND s (clock), or START_CAP s have passed since since:

@@ -219,6 +219,25 @@ def test_a_host_that_grows_after_the_answer_is_measured_without_its_forks_copy(t
     assert (bug["host_peak_kib"] - bug["base_kib"]) / 1024 > 160, run["reason"]
 
 
+def test_a_host_that_grows_and_exits_between_two_readings_is_measured_by_the_kernels_peak(tmp_path, monkeypatch):
+    """A loaded machine can space the /proc readings past a host's growth and exit: here every process is read
+    once and never again (a starved probe), and the peak still shows, from the kernel's figure for the exited
+    host (sample.exit_peak_kib)."""
+    first: dict[int, int] = {}
+    read = session._hwm_kib
+
+    def read_once(pid: int) -> int:
+        if pid not in first:
+            first[pid] = read(pid)
+        return first[pid]
+
+    monkeypatch.setattr(session, "_hwm_kib", read_once)
+    _, document = probe(tmp_path, fixture_host("--grows-after-answer"), "--only", "H8")
+    run = document["runs"][0]
+    assert run["verdict"] == "reproduced", run["reason"]
+    assert run["arms"]["bug"]["host_peak_kib"] / 1024 > 150 + 200, run["reason"]
+
+
 def test_the_era_the_host_spoke_is_recorded(tmp_path):
     _, document = probe(tmp_path, fixture_host("--modern"), "--only", "H1")
     run = document["runs"][0]

@@ -4,7 +4,8 @@ Trigger: the tool's result is 16 MiB of text (the scenario server's LARGE). Show
 after the answer (proof or window), exits before it took in the whole answer, or fails the call (exits
 non-zero: the host contract's way to say so; a host that bounds a line below the answer, like the TypeScript
 SDK's 10 MiB read buffer, closes the connection), or when its processes'
-peak resident memory (VmHWM, summed over the host's tree, read every 20 ms) grew by more than
+peak resident memory (VmHWM, summed over the host's tree, read every 20 ms; the kernel's peak for the host once
+it has exited, which a reading spaced by a loaded machine misses: HostRun._exit_peak) grew by more than
 MEMORY_MULTIPLE times the answer over what they held when the call arrived.
 """
 
