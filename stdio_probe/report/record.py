@@ -296,7 +296,9 @@ def portable(document: dict, where: dict[str, str] | None = None) -> dict:
     from that place: <repo>/examples/..., <cache>/envs/..., ~/..., <tmp>/probe-run-.../..., the innermost place
     first, in every string (keys too): argv, commands, environment values, cmdlines, stderr, notes. A place's
     path cut short (…) is its name and the …. A committed file then names no machine's folders, and a
-    reader can still tell which folder a path was in. Text that merely holds a slash is left as it is."""
+    reader can still tell which folder a path was in. Text that merely holds a slash is left as it is, and so
+    is an SDK's spec (--sdk PATH, --python PATH): the subject's name as given, what --expect, compare and merge
+    key runs on."""
     where = places() if where is None else where
     if not where:
         return document
@@ -319,4 +321,8 @@ def portable(document: dict, where: dict[str, str] | None = None) -> dict:
             return {rewrite(key): rewrite(item) for key, item in value.items()}
         return value
 
-    return rewrite(document)  # type: ignore[return-value]
+    written: dict = rewrite(document)  # type: ignore[assignment]
+    for run, given in zip(written.get("runs", ()), document.get("runs", ()), strict=True):
+        if "spec" in given.get("sdk", {}):
+            run["sdk"]["spec"] = given["sdk"]["spec"]
+    return written

@@ -84,7 +84,14 @@ def test_a_path_ends_where_a_command_line_a_repr_or_a_sentence_ends_it():
         f"'{TMP}'": "'<tmp>'",
         f"{HOME}": "~",
     }
-    assert record.portable({"runs": list(texts)}, WHERE) == {"runs": list(texts.values())}
+    assert record.portable({"notes": list(texts)}, WHERE) == {"notes": list(texts.values())}
+
+
+def test_an_sdk_spec_is_kept_as_given_the_name_runs_are_keyed_on():
+    """--python PATH or --sdk PATH names the subject by that path: --expect, compare and merge key runs on it."""
+    run = {"case": "L1", "sdk": {"spec": f"{REPO}/.venv/bin/python", "executable": f"{REPO}/.venv/bin/python"}}
+    (written,) = record.portable({"runs": [run]}, WHERE)["runs"]
+    assert written["sdk"] == {"spec": f"{REPO}/.venv/bin/python", "executable": "<repo>/.venv/bin/python"}
 
 
 def test_the_places_of_this_machine(monkeypatch, tmp_path):
