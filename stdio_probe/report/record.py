@@ -269,7 +269,7 @@ def main_argv() -> list[str]:
 
 
 CUT = "…"  # what a text cut short ends with (model.shorten, a command's or a cmdline's cap)
-# A place's path is matched whole: where a path starts (not inside one, as /root is in /usr/root), and up to a
+# A place's path is matched whole: where a path starts (not inside one, as /home/ana is in /data/home/ana), up to a
 # "/" or a character that ends a path in a command line, a repr, a traceback or a sentence
 _STARTS = r"(?<![\w.~+@%-])(?<![\w.~+@%-]/)"
 _ENDS = r"(?=[/\s'\"`:;,=)\]}>\\]|\Z|[.!?](?:\s|\Z)|" + CUT + ")"
