@@ -412,7 +412,7 @@ def check_outputs(targets: dict[str, Path | None]) -> None:
 def write_results(out: str, document: dict) -> str:
     """Write the results file (or stdout for -); what to tell the user."""
     if out == STDOUT:
-        sys.stdout.write(record.dumps(document))
+        sys.stdout.write(record.written(document))
         sys.stdout.flush()
         return "results written to stdout"
     record.write_atomic(Path(out), document)

@@ -10,6 +10,7 @@ import datetime
 import json
 import os
 import platform
+import re
 import stat
 import sys
 import tempfile
@@ -22,6 +23,7 @@ from stdio_probe.core.host_contract import pidfd_support
 from stdio_probe.core.model import Options
 from stdio_probe.core.outcome import MEANING, Outcome
 from stdio_probe.report import record_history
+from stdio_probe.sdk import envs
 
 SCHEMA_VERSION = max(record_history.VERSIONS)
 SCHEMA_PATH = package_file("results.schema.json")
@@ -229,8 +231,13 @@ def dumps(document: dict) -> str:
     return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
+def written(document: dict) -> str:
+    """A results document as a file or stdout gets it: its machine paths made portable (portable)."""
+    return dumps(portable(document))
+
+
 def write_atomic(path: Path, document: dict) -> None:
-    write_text_atomic(path, dumps(document))
+    write_text_atomic(path, written(document))
 
 
 def write_text_atomic(path: Path, text: str) -> None:
@@ -259,3 +266,63 @@ def main_argv() -> list[str]:
     bounded to ARG_CAP characters."""
     argv = env_args.masked_argv([Path(sys.argv[0]).name, *sys.argv[1:]])
     return [arg if len(arg) <= ARG_CAP else arg[: ARG_CAP - 1] + "…" for arg in argv]
+
+
+CUT = "…"  # what a text cut short ends with (model.shorten, a command's or a cmdline's cap)
+# A place's path is matched whole: where a path starts (not inside one, as /home/ana is in /data/home/ana), up to a
+# "/" or a character that ends a path in a command line, a repr, a traceback or a sentence
+_STARTS = r"(?<![\w.~+@%-])(?<![\w.~+@%-]/)"
+_ENDS = r"(?=[/\s'\"`:;,=)\]}>\\]|\Z|[.!?](?:\s|\Z)|" + CUT + ")"
+_NAME = r"[^/\s'\"`:;,=)\]}>\\" + CUT + "]"
+_CUT_PATH = f"/{_NAME}+/(?:{_NAME}|/)+(?={CUT})"  # past its first folder: "/home/…" says nothing, "/ro…" little
+
+
+def places() -> dict[str, str]:
+    """This machine's folders a results document can name, each with the name a file written gets in its place:
+    the checkout the probe runs from (<repo>; an installed probe has none: its parent folder is site-packages),
+    the probe's cache (<cache>: the SDK environments, the tests' servers and hosts), the home folder (~) and
+    the temporary folder (<tmp>: every run's folder is in it). Each as given and with its links resolved;
+    never the root folder, which every path is under."""
+    checkout = Path(__file__).resolve().parents[2]
+    named = {str(envs.probe_cache()): "<cache>", str(Path.home()): "~", tempfile.gettempdir(): "<tmp>"}
+    if (checkout / "probe_stdio_lifecycle.py").is_file():
+        named[str(checkout)] = "<repo>"  # last: a checkout that is the home folder is named as the checkout
+    found = {each: name for path, name in named.items() for each in (os.path.abspath(path), os.path.realpath(path))}
+    return {path: name for path, name in found.items() if path != "/"}
+
+
+def portable(document: dict, where: dict[str, str] | None = None) -> dict:
+    """document with every path under a place of this machine (where: {path: name}, places() by default) written
+    from that place: <repo>/examples/..., <cache>/envs/..., ~/..., <tmp>/probe-run-.../..., the innermost place
+    first, in every string (keys too): argv, commands, environment values, cmdlines, stderr, notes. A place's
+    path cut short (…) is its name and the …. A committed file then names no machine's folders, and a
+    reader can still tell which folder a path was in. Text that merely holds a slash is left as it is, and so
+    is an SDK's spec (--sdk PATH, --python PATH): the subject's name as given, what --expect, compare and merge
+    key runs on."""
+    where = places() if where is None else where
+    if not where:
+        return document
+    whole = "|".join(re.escape(path) for path in sorted(where, key=len, reverse=True))
+    pattern = re.compile(f"{_STARTS}(?:(?P<whole>{whole}){_ENDS}|(?P<cut>{_CUT_PATH}))")
+    outer_first = sorted(where, key=len)
+
+    def named(match: re.Match) -> str:
+        if match["whole"] is not None:
+            return where[match["whole"]]
+        cut = match["cut"]
+        return next((where[path] for path in outer_first if path.startswith(cut) and path != cut), cut)
+
+    def rewrite(value: object) -> object:
+        if isinstance(value, str):
+            return pattern.sub(named, value) if "/" in value else value
+        if isinstance(value, list):
+            return [rewrite(item) for item in value]
+        if isinstance(value, dict):
+            return {rewrite(key): rewrite(item) for key, item in value.items()}
+        return value
+
+    written: dict = rewrite(document)  # type: ignore[assignment]
+    for run, given in zip(written.get("runs", ()), document.get("runs", ()), strict=True):
+        if "spec" in given.get("sdk", {}):
+            run["sdk"]["spec"] = given["sdk"]["spec"]
+    return written

@@ -71,9 +71,15 @@ class Source:
         return f"mcp=={self.target}" if self.kind == "pypi" else self.target
 
 
-def default_cache() -> Path:
+def probe_cache() -> Path:
+    """The probe's cache folder: $XDG_CACHE_HOME/stdio-probe (~/.cache/stdio-probe by default), the SDK
+    environments in its envs/ (and, by default, the tests' real servers and hosts in its servers/ and hosts/)."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "stdio-probe" / "envs"
+    return Path(base) / "stdio-probe"
+
+
+def default_cache() -> Path:
+    return probe_cache() / "envs"
 
 
 def base_python() -> str:

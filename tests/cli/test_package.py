@@ -13,6 +13,7 @@ import pytest
 
 from stdio_probe import __version__
 from stdio_probe.core import spawn
+from stdio_probe.report import record
 from stdio_probe.sdk import envs
 
 
@@ -55,7 +56,8 @@ def test_wheel_installs_into_a_fresh_environment_and_runs_a_case_from_elsewhere(
     done = _run(str(venv / "bin" / "probe-stdio-lifecycle"), "--only", "L2", "--out", "r.json", cwd=elsewhere)
     runs = json.loads((elsewhere / "r.json").read_text())["runs"]
     assert [(run["case"], run["verdict"]) for run in runs] == [("L2", "reproduced")], done.stdout
-    assert Path(runs[0]["sdk"]["mcp_path"]).is_relative_to(venv)  # the fresh environment's mcp, nothing else
+    # the fresh environment's mcp, nothing else (its path as a results file writes it: record.portable)
+    assert runs[0]["sdk"]["mcp_path"].startswith(record.portable({"venv": f"{venv}/"})["venv"])
     version = _run(str(venv / "bin" / "python"), "-m", "stdio_probe", "--version", cwd=elsewhere)
     assert f"probe-stdio-lifecycle {__version__}" in version.stdout and "mcp==2.2.0" in version.stdout
 

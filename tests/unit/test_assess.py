@@ -1,10 +1,11 @@
 """Every probe's pure assess, and the verdict rule over it, on stored records: nothing is spawned.
 
-Stored records: results/releases.json (L1-L13 on 65 mcp releases, schema 10), the other results/*.json
-(L1-L10, L12 on a few releases, schema 4 and 5), results/servers.json and hosts.json (S1-S14 on real
-servers, H1-H11 on the pinned host recipes) and tests/data/records/ (L1-L12 pinned, S1-S14 on the fixture
-server's defect shapes, H1-H11 on the fixture host's, and on its shapes of host: a server per operation, a
-host that signals only the server's pid; README.md there has the commands).
+Stored records: results/releases.json (L1-L13 on 65 mcp releases, schema 10: a sweep's summary, whose runs
+have arms on the newest release, 2.3.0, only), the other results/*.json (L1-L10, L12 on a few releases, schema
+4 and 5), results/servers.json and hosts.json (S1-S14 on real servers, H1-H11 on the pinned host recipes) and
+tests/data/records/ (the sweep's full runs where a case's verdict changes, and on its first release; L1-L12
+pinned, S1-S14 on the fixture server's defect shapes, H1-H11 on the fixture host's, and on its shapes of host:
+a server per operation, a host that signals only the server's pid; README.md there has the commands).
 
 Stale, and so left out where they no longer match: the schema-4 files (results.json, sdk-*.json,
 client-cases-*.json) predate L1 and L2's server-API pair, so their L1 and L2 runs are judged without it;
@@ -51,8 +52,9 @@ WRITTEN: dict[int, dict] = {}  # id of a run as record.read gives it -> the run 
 
 
 def _runs(paths: list[Path]) -> tuple[dict, ...]:
-    """The runs with arms (an SDK that could not be made ready has none) of files not stale for their probe,
-    in the current schema's shape; WRITTEN keeps each as written (what an older file said beside the verdict)."""
+    """The runs with arms (an SDK that could not be made ready has none, nor a sweep summary's run on an older
+    release) of files not stale for their probe, in the current schema's shape; WRITTEN keeps each as written
+    (what an older file said beside the verdict)."""
     found = []
     for path in paths:
         for run, written in zip(record.read(path)["runs"], record.stored(path)["runs"], strict=True):
