@@ -18,15 +18,12 @@ import argparse
 import datetime
 import os
 import shlex
-import shutil
 import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stdio_probe.sdk.envs import base_python
 from tests import third_party
-from tests.third_party import Unavailable, _ensure, _folder, _run, _uv
 
 LIST = Path(__file__).with_suffix(".toml")
 ECOSYSTEM_CACHE = Path(os.environ.get("STDIO_PROBE_ECOSYSTEM", Path.home() / ".cache" / "stdio-probe" / "ecosystem"))
@@ -141,34 +138,13 @@ def install(entry: Entry) -> Path:
 
 
 def _npm(entry: Entry) -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        raise Unavailable(f"node and npm are needed for {entry.package}")
-    folder = ECOSYSTEM_CACHE / _folder("npm", [entry.requirement]).name
-    program = folder / "node_modules" / ".bin" / entry.recipe.program
-
-    def build() -> None:
-        folder.mkdir(parents=True)
-        _run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), entry.requirement])
-
-    _ensure(folder, [entry.requirement], build, program.exists)
-    return program.parent
+    bin_folder = Path(".bin") / entry.recipe.program
+    return third_party.npm_prefix([entry.requirement], bin_folder, ECOSYSTEM_CACHE) / bin_folder.parent
 
 
 def _venv(entry: Entry) -> Path:
-    base = entry.recipe.python or os.path.realpath(base_python())
     wanted = [entry.requirement, *entry.recipe.requires]
-    folder = ECOSYSTEM_CACHE / _folder("python", [*wanted, base]).name
-    program = folder / "bin" / entry.recipe.program
-
-    def build() -> None:
-        uv = _uv()
-        # an interpreter of this machine's (uv would fetch one from a host outside the registries)
-        _run([uv, "venv", "--quiet", "--no-python-downloads", "--python", base, str(folder)])
-        _run([uv, "pip", "install", "--quiet", "--python", str(folder / "bin" / "python"), *wanted])
-
-    _ensure(folder, [*wanted, base], build, program.exists)
-    return program.parent
+    return third_party.python_env(wanted, [entry.recipe.program], entry.recipe.python, ECOSYSTEM_CACHE)
 
 
 def files(work: Path) -> dict[str, str]:
@@ -217,7 +193,7 @@ def main(argv_: list[str] | None = None) -> int:
             continue
         try:
             words = argv(entry, places)
-        except (Unavailable, RuntimeError) as exc:
+        except (third_party.Unavailable, RuntimeError) as exc:
             print(f"{entry.requirement}: not installed: {exc}", file=sys.stderr)
             continue
         env = " ".join(f"{name}={shlex.quote(str(filled(value, places)))}" for name, value in entry.recipe.env.items())

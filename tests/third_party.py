@@ -60,14 +60,18 @@ def python_servers() -> Path:
     return python_env(PYTHON_SERVERS, programs=[_program(r) for r in PYTHON_SERVERS])
 
 
-def python_env(requirements: list[str], programs: list[str] | None = None) -> Path:
-    """The bin folder of an environment with requirements (made on first use); complete when programs exist."""
-    base = os.path.realpath(base_python())
-    folder = _folder("python", [*requirements, base])
+def python_env(
+    requirements: list[str], programs: list[str] | None = None, base: str | None = None, cache: Path = SERVERS_CACHE
+) -> Path:
+    """The bin folder of an environment with requirements under cache (made on first use), on base (this
+    machine's base_python by default); complete when programs exist."""
+    base = base or os.path.realpath(base_python())
+    folder = _folder("python", [*requirements, base], cache)
 
     def build() -> None:
         uv = _uv()
-        _run([uv, "venv", "--quiet", "--python", base, str(folder)])
+        # an interpreter of this machine's (uv would fetch one from a host outside the registries)
+        _run([uv, "venv", "--quiet", "--no-python-downloads", "--python", base, str(folder)])
         _run([uv, "pip", "install", "--quiet", "--python", str(folder / "bin" / "python"), *requirements])
 
     wanted = programs or ["python"]
@@ -77,17 +81,22 @@ def python_env(requirements: list[str], programs: list[str] | None = None) -> Pa
 
 def npm_servers() -> Path:
     """The node_modules folder with NPM_SERVERS (made on first use); Unavailable without node and npm."""
+    return npm_prefix(NPM_SERVERS, Path("@modelcontextprotocol"))
+
+
+def npm_prefix(packages: list[str], made: Path, cache: Path = SERVERS_CACHE) -> Path:
+    """The node_modules folder with packages under cache (made on first use; complete once made, a path in it,
+    exists); Unavailable without node and npm."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        raise Unavailable("node and npm are needed for the npm servers")
-    folder = _folder("npm", NPM_SERVERS)
+        raise Unavailable(f"node and npm are needed for {', '.join(packages)}")
+    folder = _folder("npm", packages, cache)
 
     def build() -> None:
         folder.mkdir(parents=True)
-        command = [npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), *NPM_SERVERS]
-        _run(command)
+        _run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(folder), *packages])
 
-    _ensure(folder, NPM_SERVERS, build, lambda: (folder / "node_modules" / "@modelcontextprotocol").is_dir())
+    _ensure(folder, packages, build, lambda: (folder / "node_modules" / made).exists())
     return folder / "node_modules"
 
 
@@ -123,8 +132,8 @@ def text_file(path: Path, size: int = TEXT_FILE_BYTES) -> Path:
     return path
 
 
-def _folder(kind: str, identity: list[str]) -> Path:
-    return SERVERS_CACHE / f"{kind}-{hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:12]}"
+def _folder(kind: str, identity: list[str], cache: Path = SERVERS_CACHE) -> Path:
+    return cache / f"{kind}-{hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:12]}"
 
 
 def _ensure(folder: Path, wanted: list[str], build: Callable[[], None], complete: Callable[[], bool]) -> None:

@@ -22,17 +22,23 @@ SHORT = {Outcome.REPRODUCED: "R", Outcome.NOT_REPRODUCED: "–", Outcome.NOT_APP
 LEGEND = "R reproduced · – not reproduced · n/a not applicable (the release lacks what the case probes)"
 
 
+def release(run: dict) -> str | None:
+    """The mcp release a run was made on; None for one not made on a release from the index (a path), or whose
+    SDK was never installed (no version read)."""
+    sdk = run.get("sdk") or {}
+    return sdk.get("version") if sdk.get("source") == "pypi" else None
+
+
 def verdicts_by_release(document: dict) -> tuple[list[str], dict[str, dict[str, str]]]:
     """(the cases in the order the file has them, {release: {case: verdict}}) for the runs of released SDKs."""
     cases: list[str] = []
     releases: dict[str, dict[str, str]] = {}
     for run in document["runs"]:
-        sdk = run.get("sdk") or {}
-        if sdk.get("source") != "pypi":
+        if (version := release(run)) is None:
             continue
         if run["case"] not in cases:
             cases.append(run["case"])
-        releases.setdefault(sdk["version"], {})[run["case"]] = run["verdict"]
+        releases.setdefault(version, {})[run["case"]] = run["verdict"]
     return cases, dict(sorted(releases.items(), key=lambda item: Version(item[0])))
 
 

@@ -19,12 +19,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from stdio_probe.report import record
-
-
-def release(run: dict) -> str | None:
-    """The mcp release a run was made on; None for one not made on a release from the index (a path)."""
-    sdk = run.get("sdk") or {}
-    return sdk.get("version") if sdk.get("source") == "pypi" else None
+from stdio_probe.report.release_table import release
 
 
 def summary(document: dict) -> dict:
