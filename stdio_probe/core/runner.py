@@ -298,9 +298,17 @@ class Servers:
     turns: list[AbstractContextManager] = field(default_factory=list)
 
     def plan(self) -> list[Job]:
-        """Check by check, arm by arm, every server's job side by side."""
+        """Check by check, arm by arm, every server's job side by side; none for an arm that is another selected
+        check's (Probe.same_arms: shared)."""
         count = range(len(self.servers))
-        return [Job(i, check_id, arm) for check_id in self.probe_ids for arm in CHECKS[check_id].arms for i in count]
+        arms = [(check_id, arm) for check_id in self.probe_ids for arm in CHECKS[check_id].arms]
+        return [Job(i, check_id, arm) for check_id, arm in arms if not self.shared(check_id, arm) for i in count]
+
+    def shared(self, check_id: str, arm: str) -> tuple[str, str] | None:
+        """The (check, arm) whose record a check's arm reads in this run: another selected check's arm that is
+        the same trigger and observation (Probe.same_arms), so one start of the server serves both; else None."""
+        owner = CHECKS[check_id].same_arms.get(arm)
+        return owner if owner is not None and owner[0] in self.probe_ids else None
 
     def rows(self) -> list[Row]:
         """The era probe's row of each server whose era is not given (no --protocol), then the plan's."""
@@ -337,12 +345,13 @@ class Servers:
         arms ran side by side: the verdicts another arm of the same server could have made (one not reproduced
         is not rerun: method.md, "Arms side by side", says what that leaves undetected). An arm that showed the
         defect is tried alone until it shows it again, up to RATE_TRIALS times: a defect that is a race (a
-        crash at SIGTERM one run in two) is not taken for interference on one rerun that missed it."""
+        crash at SIGTERM one run in two) is not taken for interference on one rerun that missed it. A shared arm
+        is rerun as the check's own (its trials stop on what that check shows)."""
         again = (Outcome.REPRODUCED, Outcome.INCONCLUSIVE)
         jobs = []
         for i, server in enumerate(self.servers):
             for check_id in self.probe_ids if not server.sequential_arms else ():
-                check, arms = CHECKS[check_id], _arms(records, i, check_id)
+                check, arms = CHECKS[check_id], self._arms(records, i, check_id)
                 if decide_check(check, arms)["verdict"] in again:
                     jobs += [Job(i, check_id, arm, _rerun_trials(check, record)) for arm, record in arms.items()]
         return jobs
@@ -354,17 +363,32 @@ class Servers:
         for i, server in enumerate(self.servers):
             era = _with_version(self.eras[i], [record for job, record in records.items() if job.subject == i])
             for check_id in self.probe_ids:
-                check, arms = CHECKS[check_id], _arms(records, i, check_id)
+                check, arms = CHECKS[check_id], self._arms(records, i, check_id)
                 described, verdict = _server_described(server, era), decide_check(check, arms)
                 alone = _arms(records, i, check_id, alone=True)
                 side_by_side = None
                 if alone:
                     verdict, arms, side_by_side = against_rerun(check, verdict, arms, alone)
                 run = make_run(check_id, self.kind.key, described, verdict, NO_CONTRACT, arms)
+                shared = {arm: " ".join(owner) for arm in check.arms if (owner := self.shared(check_id, arm))}
+                if shared and not (side_by_side or {}).get("interfere"):  # else its arms are its own reruns
+                    run["shared_arms"] = shared
                 if side_by_side is not None:
                     run["side_by_side"] = side_by_side
                 runs.append(run)
         return runs
+
+    def _arms(self, records: dict[Job, ArmRecord], subject: int, check_id: str) -> dict[str, ArmRecord]:
+        """A check's arms on one server as they ran side by side, a shared arm's record the check's whose arm it is
+        (shared). Its trials, where that check repeats the arm and this one does not, are that check's rate, not
+        this one's: the record, the last of them, is read as one run of the arm."""
+        check, arms = CHECKS[check_id], _arms(records, subject, check_id)
+        for arm in check.arms:
+            if (owner := self.shared(check_id, arm)) is not None:
+                record = records[Job(subject, *owner)]
+                kept = CHECKS[owner[0]].trials == check.trials
+                arms[arm] = record if kept else {key: value for key, value in record.items() if key != "trials"}
+        return {arm: arms[arm] for arm in check.arms}
 
 
 INTERFERE = "arms interfere when side by side"

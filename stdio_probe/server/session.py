@@ -322,6 +322,45 @@ def after_signal(s: Session, sig: signal.Signals, bound: float) -> dict:
     return record
 
 
+# seconds a descendant has to end once the server has: what outliving it means (S5), the same in both methods (part
+# of the trigger's observation, not a guess that stands in for a proof)
+SURVIVOR_GRACE = 0.5
+
+
+def descendants(s: Session) -> list[int]:
+    """The pids of the server's live descendants (its tree but itself): taken before an ending's trigger."""
+    return [p["pid"] for p in s.tree() if p["pid"] != s.child.pid]
+
+
+def outliving(s: Session, before: list[int]) -> dict:
+    """After an ending's trigger (EOF, SIGTERM) and its wait: what of the server's tree outlived it (S5). A server
+    still alive gets SIGTERM, then SIGKILL, to its pid alone (Child.stop_process_only), so its descendants still get
+    the chance to outlive it; what is alive once it made no progress for SURVIVOR_GRACE after the server ended
+    (progress.outlived) has outlived it. Then the whole tree is reaped (reap_tree), and what it still found after
+    is recorded too. before: descendants() before the trigger."""
+    by_itself = s.child.process.poll() is not None
+    if not by_itself:
+        s.child.stop_process_only()
+    survivors = progress.outlived(lambda: _survivors(s), SURVIVOR_GRACE)
+    reaped = s.reap_tree()
+    return {
+        "descendants_before": before,
+        "server_ended_by_itself": by_itself,
+        # what the reaping found was alive after the grace too: a scan can miss a pid hopper mid-hop
+        "survivors": survivors or reaped,
+        "reaped": reaped,
+        "alive_after_reap": _survivors(s),
+    }
+
+
+def _survivors(s: Session) -> list[dict]:
+    return [
+        {"pid": p["pid"], "cmdline": p["cmdline"]}
+        for p in s.tree()
+        if p["pid"] != s.child.pid and sample.is_live(p["pid"])
+    ]
+
+
 def assess_exit(record: dict) -> Finding:
     """S1, S3, S9: shown when the server was alive after its trigger, a window of bound_s without progress or the
     outer bound (busy_note); else how it ended, and when."""

@@ -83,12 +83,22 @@ def test_a_race_not_shown_is_tried_every_time_the_rate_asks():
     assert run["headline"] == f"0 of {session.RATE_TRIALS} trials: all 21 answered"
 
 
-def test_a_descendant_that_outlives_the_server_is_listed_and_reaped():
-    runs = run_checks(("--leave-child", "--child-new-session"), checks=["S5"])
+@pytest.mark.parametrize("checks", [["S5"], ["S1", "S3", "S5", "S10", "S14"]])
+def test_a_descendant_that_outlives_the_server_is_listed_and_reaped(checks):
+    """S5 alone runs its arms itself; with S1 and S3 it reads theirs (shared_arms), one start for both, and its
+    verdict is the same."""
+    runs = run_checks(("--leave-child", "--child-new-session"), checks=checks)
     for arm in runs["S5"]["arms"].values():
         (survivor,) = arm["survivors"]
         assert "sleep 60" in survivor["cmdline"] and survivor in arm["reaped"] and arm["alive_after_reap"] == []
     assert "reaped by the probe, 0 alive after" in runs["S5"]["reason"]
+    shared = {"S5": {"eof": "S1 bug", "sigterm": "S3 bug"}, "S10": {"bug": "S1 bug"}, "S14": {"sigterm": "S3 bug"}}
+    assert {case: run["shared_arms"] for case, run in runs.items() if "shared_arms" in run} == (
+        shared if "S1" in runs else {}
+    )
+    if "S1" in runs:
+        assert runs["S5"]["arms"]["eof"] is runs["S1"]["arms"]["bug"] is runs["S10"]["arms"]["bug"]
+        assert runs["S1"]["verdict"] == runs["S3"]["verdict"] == runs["S10"]["verdict"] == OK
 
 
 def test_large_answer_hang_is_proven_without_waiting_the_window():
@@ -528,7 +538,7 @@ def test_a_server_that_locks_a_file_in_its_home_starts_in_every_arm_side_by_side
         [Server("locking", command("--lock-home"), slow_call=SLOW)], SIDE_BY_SIDE_CHECKS, Options(WINDOW)
     )
     assert {run["case"]: run["verdict"] for run in runs} == dict.fromkeys(SIDE_BY_SIDE_CHECKS, OK)
-    arms = [arm for run in runs for arm in run["arms"].values()]
+    arms = list({id(arm): arm for run in runs for arm in run["arms"].values()}.values())  # a shared arm once
     assert all(arm["initialized"] for arm in arms), [arm.get("stderr") for arm in arms]
     homes = [arm["sandbox"]["HOME"] for arm in arms]
     assert len(set(homes)) == len(homes) and all(home.startswith("sandbox-") for home in homes), homes

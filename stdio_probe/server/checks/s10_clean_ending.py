@@ -3,8 +3,8 @@
 EOF is the spec's way to end a stdio server, not an error: a server that ends it with a traceback,
 a panic or SIGABRT (the Python SDK's servers where a thread holds the stdin lock at interpreter
 shutdown: ha-mcp #2027, fabric-rti-mcp #211) reports a crash to every host on every normal close.
-Its arm is S1's (initialize, EOF, the window); whether it exits at all is S1's verdict, and a server
-alive at the window gives S10 no ending to judge.
+Its arm is S1's (initialize, EOF, the window: Probe.same_arms, one start of the server for both where both run);
+whether it exits at all is S1's verdict, and a server alive at the window gives S10 no ending to judge.
 """
 
 from __future__ import annotations
@@ -54,4 +54,5 @@ def assess(record: dict) -> Finding:
     return Finding(False, "exit 0 at EOF, no crash trace on stderr", "exit 0, no crash trace")
 
 
-PROBE = Probe(ID, TITLE, ARMS, s1_idle_eof.run_arm, session.opened(assess))
+SAME_ARMS = {"bug": (s1_idle_eof.ID, "bug")}
+PROBE = Probe(ID, TITLE, ARMS, s1_idle_eof.run_arm, session.opened(assess), same_arms=SAME_ARMS)

@@ -2,7 +2,8 @@
 
 S3 and S9 ask whether a signal ends the server within a bound; this check reads how it ended once the
 signals were given: S3's and S9's arms (session.after_signal: the signal, a second one where it outlived
-the bound, then the probe's own SIGTERM and SIGKILL at the arm's end), as S10 reads S1's; S11 judges its
+the bound, then the probe's own SIGTERM and SIGKILL), as S10 reads S1's: where they run, the same records
+(Probe.same_arms; S9's is the last of its trials, whose rate is S9's, not this check's); S11 judges its
 own arm's ending by the same rule (s10_clean_ending.runtime_crash). The field's
 handler (SIGTERM and SIGINT -> sys.exit(0): python-sdk #932, wontfix; ha-mcp #2027, ProxmoxMCP-Plus #112,
 fabric-rti-mcp #211, mcp-memory-service #368) leaves a Python SDK server alive after the first signal, a
@@ -43,4 +44,5 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"ended with {how} after {sent}, no crash", f"{how}, no crash")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))
+SAME_ARMS = {"sigterm": (s3_sigterm.ID, "bug"), "sigint": (s9_sigint_idle.ID, "bug")}
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), same_arms=SAME_ARMS)

@@ -1,4 +1,8 @@
-"""S1: after the handshake, stdin EOF: the server must exit by itself (the spec's stdio shutdown)."""
+"""S1: after the handshake, stdin EOF: the server must exit by itself (the spec's stdio shutdown).
+
+Its arm is also S5's eof arm and S10's (Probe.same_arms): it records what outlived the server (session.outliving)
+and how the server ended, so where they run together one start of the server serves all three.
+"""
 
 from __future__ import annotations
 
@@ -11,10 +15,11 @@ ARMS = ("bug",)
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
-    """initialize, then close stdin; wait the window for the exit."""
+    """initialize, then close stdin; wait the window for the exit; then what outlived the server."""
 
     def body(s: session.Session) -> dict:
-        return session.exit_after(s, "EOF", options.window, s.close_stdin())
+        before = session.descendants(s)
+        return session.exit_after(s, "EOF", options.window, s.close_stdin()) | session.outliving(s, before)
 
     return session.run(server, options, body)
 

@@ -1,4 +1,8 @@
-"""S3: SIGTERM while idle (after the handshake, stdin open): the server must exit within a bound."""
+"""S3: SIGTERM while idle (after the handshake, stdin open): the server must exit within a bound.
+
+Its arm is also S5's sigterm arm and S14's (Probe.same_arms): it records what outlived the server
+(session.outliving) and how the server ended, so where they run together one start of the server serves all three.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,12 @@ ARMS = ("bug",)
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
     """initialize, then SIGTERM to the server's pid alone; wait the bound for its exit (and once more after a
-    second SIGTERM: session.after_signal)."""
+    second SIGTERM: session.after_signal); then what outlived the server."""
 
     def body(s: session.Session) -> dict:
-        return session.after_signal(s, signal.SIGTERM, min(options.window, session.SIGTERM_BOUND))
+        before = session.descendants(s)
+        bound = min(options.window, session.SIGTERM_BOUND)
+        return session.after_signal(s, signal.SIGTERM, bound) | session.outliving(s, before)
 
     return session.run(server, options, body)
 

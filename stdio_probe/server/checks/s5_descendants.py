@@ -2,57 +2,31 @@
 
 Descendants are found by the server's marker in their environment and by its session, re-parented
 ones included; what is still alive once it made no progress for SURVIVOR_GRACE after the server ended (a
-window of no progress: progress.outlived) has outlived it. Once they
-are recorded, the probe ends the server's whole process group and session and everything carrying
-its marker (Session.reap_tree); the record says which it reaped, and what it still found after.
+window of no progress: progress.outlived) has outlived it. Once they are recorded, the probe ends the server's
+whole process group and session and everything carrying its marker (Session.reap_tree); the record says which it
+reaped, and what it still found after (session.outliving).
+
+Its arms are S1's (eof) and S3's (sigterm): the same trigger, and every arm of those records what outlived the
+server, so where they run S5 starts no server of its own (Probe.same_arms).
 """
 
 from __future__ import annotations
 
-from stdio_probe.core import progress, sample
 from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.server import session
+from stdio_probe.server.checks import s1_idle_eof, s3_sigterm
 
 ID = "S5"
 TITLE = "no descendant outlives the server (EOF exit, SIGTERM)"
 ARMS = ("eof", "sigterm")
-# seconds a descendant has to end once the server has: what outliving it means, the same in both methods (part
-# of the check's trigger, not a guess that stands in for a proof)
-SURVIVOR_GRACE = 0.5
+SAME_ARMS = {"eof": (s1_idle_eof.ID, "bug"), "sigterm": (s3_sigterm.ID, "bug")}
 
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
-    """eof: close stdin; sigterm: SIGTERM to the server's pid. A server that does not end within
-    its bound gets SIGTERM (eof) or SIGKILL (sigterm) to its pid alone, so its descendants still
-    get the chance to outlive it."""
-    bound = options.window if arm == "eof" else min(options.window, session.SIGTERM_BOUND)
-
-    def body(s: session.Session) -> dict:
-        before = [p["pid"] for p in s.tree() if p["pid"] != s.child.pid]
-        triggered_at = s.close_stdin() if arm == "eof" else s.terminate()
-        by_itself = s.wait_exit(bound, triggered_at).exit_after_s is not None
-        if not by_itself:
-            s.child.stop_process_only()
-        survivors = progress.outlived(lambda: _survivors(s), SURVIVOR_GRACE)
-        reaped = s.reap_tree()
-        return {
-            "descendants_before": before,
-            "server_ended_by_itself": by_itself,
-            # what the reaping found was alive after the grace too: a scan can miss a pid hopper mid-hop
-            "survivors": survivors or reaped,
-            "reaped": reaped,
-            "alive_after_reap": _survivors(s),
-        }
-
-    return session.run(server, options, body)
-
-
-def _survivors(s: session.Session) -> list[dict]:
-    return [
-        {"pid": p["pid"], "cmdline": p["cmdline"]}
-        for p in s.tree()
-        if p["pid"] != s.child.pid and sample.is_live(p["pid"])
-    ]
+    """eof: S1's arm (stdin closed); sigterm: S3's (SIGTERM to the server's pid). A server that does not end
+    within its bound gets SIGTERM, then SIGKILL, to its pid alone, so its descendants still get the chance to
+    outlive it (session.outliving)."""
+    return {"eof": s1_idle_eof.run_arm, "sigterm": s3_sigterm.run_arm}[arm]("bug", server, options)
 
 
 def assess(record: dict) -> Finding:
@@ -72,4 +46,4 @@ def assess(record: dict) -> Finding:
     )
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), same_arms=SAME_ARMS)
