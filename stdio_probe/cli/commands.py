@@ -1,6 +1,6 @@
 """The command line's grammar: the options each command takes, how argv names its command, the older flag forms.
 
-    probe-stdio-lifecycle [run] | server | host | compare | merge | matrix | list   [options]
+    probe-stdio-lifecycle [run] | server | host | compare | merge | report | matrix | list   [options]
 
 As pyperf and pip do, each command has a parser of its own (its own --help with examples); run is
 the default when the first word names no command, so every form written before the subcommands
@@ -204,6 +204,9 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
     output.add_argument("-v", "--verbose", action="store_true", help="a block per case: every arm's evidence in full")
     output.add_argument("--svg", type=Path, metavar="PATH", help="also save the summary as an SVG image")
     output.add_argument("--junit", type=Path, metavar="PATH", help="also write a JUnit XML file (a testcase per case)")
+    output.add_argument(
+        "--html", type=Path, metavar="PATH", help="also write a page: the grid of verdicts, each cell its evidence"
+    )
     output.add_argument("--write-expect", type=Path, metavar="FILE", help="write the verdicts as an --expect file")
 
 
@@ -242,6 +245,13 @@ def compare_options(parser: argparse.ArgumentParser) -> None:
 
 def merge_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("merge", nargs="+", type=Path, metavar="FILE", help="OUT, then the results files to merge")
+    parser.add_argument("--only", metavar="IDS", help="the ids in scope of --expect (default: all)")
+    _gate_options(parser, bisect=False)
+    _output_options(parser)
+
+
+def report_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("report", type=Path, metavar="FILE", help="a results file, of any schema version")
     parser.add_argument("--only", metavar="IDS", help="the ids in scope of --expect (default: all)")
     _gate_options(parser, bisect=False)
     _output_options(parser)

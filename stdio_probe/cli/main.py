@@ -38,7 +38,7 @@ from stdio_probe.core.outcome import (
     MEANING,
     exit_code,
 )
-from stdio_probe.report import ci_output, compare, expect, record, report
+from stdio_probe.report import ci_output, compare, expect, html, record, report
 from stdio_probe.report.record import ResultsError, Run
 from stdio_probe.sdk import envs, sdk
 from stdio_probe.sdk.sdk import SdkError
@@ -358,7 +358,7 @@ def record_and_finish(
     written = write_results(args.out, document)
     if leftovers:
         errors.print(f"[bold red]warning: {leftovers} fixture processes outlived their arms and were reaped[/]")
-    code = finish(runs, Gate(subject.probe_ids, context.expected), args, written, (console, errors))
+    code = finish(document, Gate(subject.probe_ids, context.expected), args, written, (console, errors))
     if bisect_na is None:
         return code
     code = bisect_code(runs, bisect_na)
@@ -395,7 +395,7 @@ def probe_writes(args: argparse.Namespace) -> dict[str, Path | None]:
 
 def report_writes(args: argparse.Namespace) -> dict[str, Path | None]:
     """The files the report stage writes (finish: after a run or a merge), by option; None where not asked."""
-    return {"--svg": args.svg, "--junit": args.junit, "--write-expect": args.write_expect}
+    return {"--svg": args.svg, "--junit": args.junit, "--html": args.html, "--write-expect": args.write_expect}
 
 
 def check_outputs(targets: dict[str, Path | None]) -> None:
@@ -428,19 +428,23 @@ class Gate:
 
 
 def finish(
-    runs: list[dict], gate: Gate, args: argparse.Namespace, written: str, consoles: tuple[Console, Console]
+    document: dict, gate: Gate, args: argparse.Namespace, written: str, consoles: tuple[Console, Console]
 ) -> int:
-    """After the runs are recorded (by a run or --merge): report, CI output, expectations, and the exit code.
+    """After the runs are recorded (by a run, merge or report): report, CI output, expectations, the exit code.
 
     Everything from here on shows the runs and expectations made printable: a server's stderr, a note or
-    a label with control characters, ESC or lone surrogates reaches no terminal, XML or markdown raw."""
+    a label with control characters, ESC or lone surrogates reaches no terminal, XML, markdown or HTML raw;
+    the page names machine paths as a results file does (record.portable)."""
     console, errors = consoles
-    runs, gate = printable_all(runs), Gate(gate.case_ids, printable_all(gate.expected))
+    runs, gate = printable_all(document["runs"]), Gate(gate.case_ids, printable_all(gate.expected))
     summary = report.summary(runs, args.verbose)
     report.print_lines(console, summary)
     console.print(written, highlight=False, markup=False)
     if args.svg:
         report.save_svg(summary, args.svg, console.width)
+    if args.html:
+        record.write_text_atomic(args.html, html.page(record.portable(document)))
+        console.print(f"page written to {args.html}", highlight=False, markup=False)
     problems = None if gate.expected is None else expect.problems(gate.expected, runs, gate.case_ids)
     if args.junit:
         ci_output.write_junit(args.junit, runs, problems)
@@ -473,11 +477,8 @@ def compare_files(args: argparse.Namespace, context: Context) -> int:
 
 
 def merge_files(args: argparse.Namespace, context: Context) -> int:
-    """merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run.
-
-    --only is the scope of --expect, as in a run: by default every case (every server or host check when
-    the shards hold only those), so an expected case that no shard reported is a stale entry.
-    """
+    """merge OUT IN...: the shards' runs in one validated results file, then the output stage of a run, gated as
+    stored_gate says."""
     if len(args.merge) < 2:
         raise UsageError("--merge needs OUT and at least one results file to merge")
     out, inputs = args.merge[0], args.merge[1:]
@@ -488,12 +489,27 @@ def merge_files(args: argparse.Namespace, context: Context) -> int:
     except OSError as exc:
         raise UsageError(f"--merge: {exc}") from None
     merged = context.redact(compare.merge(inputs, record.main_argv()))
-    kinds = {"host" if "host" in run else "server" if "server" in run else "sdk" for run in merged["runs"]}
-    kind = runner.KINDS[kinds.pop()] if len(kinds) == 1 else runner.SDK
-    gate = Gate(selected_cases(args.only, kind), context.expected)
+    gate = stored_gate(merged, args, context)
     record.write_atomic(out, merged)
     written = f"merged {len(inputs)} files ({len(merged['runs'])} runs) into {out}"
-    return finish(merged["runs"], gate, args, written, (context.console(), context.errors))
+    return finish(merged, gate, args, written, (context.console(), context.errors))
+
+
+def report_file(args: argparse.Namespace, context: Context) -> int:
+    """report FILE: a results file of any schema version (upgraded as compare reads it) through the output stage
+    of a run, nothing run and nothing written but the outputs asked for: the summary (-v), --html, --svg,
+    --junit, --write-expect, the gate of --expect. merge takes only files of this schema version."""
+    document = context.redact(record.read(args.report))
+    written = f"read {args.report} ({len(document['runs'])} runs)"
+    return finish(document, stored_gate(document, args, context), args, written, (context.console(), context.errors))
+
+
+def stored_gate(document: dict, args: argparse.Namespace, context: Context) -> Gate:
+    """The gate of a file's runs: --only is the scope of --expect, as in a run; by default every case (every
+    server or host check when the file holds only those), so an expected case no run reported is stale."""
+    kinds = {"host" if "host" in run else "server" if "server" in run else "sdk" for run in document["runs"]}
+    kind = runner.KINDS[kinds.pop()] if len(kinds) == 1 else runner.SDK
+    return Gate(selected_cases(args.only, kind), context.expected)
 
 
 @dataclass(frozen=True)
@@ -513,6 +529,7 @@ COMMANDS = {
     "host": Command(commands.subject_options("host", bisect=False), run_hosts, spawns=True, writes=probe_writes),
     "compare": Command(commands.compare_options, compare_files, spawns=False),
     "merge": Command(commands.merge_options, merge_files, spawns=False, writes=report_writes),
+    "report": Command(commands.report_options, report_file, spawns=False, writes=report_writes),
     "matrix": Command(commands.matrix_options, print_matrix, spawns=True),
     "list": Command(commands.list_options, list_probes, spawns=False),
 }

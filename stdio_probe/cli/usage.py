@@ -21,6 +21,7 @@ probe-stdio-lifecycle [run] [options]
        probe-stdio-lifecycle host 'CMD {server}' [--name LABEL]...
        probe-stdio-lifecycle compare OLD NEW [--markdown]
        probe-stdio-lifecycle merge OUT IN... [--expect FILE] [--junit PATH]
+       probe-stdio-lifecycle report FILE [--html PATH] [-v] [--expect FILE]
        probe-stdio-lifecycle matrix [--only IDS] [--sdk SPECS | --host CMD]
        probe-stdio-lifecycle list | --version | COMMAND --help"""
 
@@ -30,7 +31,9 @@ own observations. Every case runs a bug arm, a control arm, and a mitigated arm
 (the bug's trigger with a host-side rule applied). The verdict comes from what
 /proc, the pipes and the SDK showed: reproduced, not_reproduced, inconclusive,
 error or not_applicable. Results go to results.json; the summary is one line
-per case, or a matrix of verdicts when several SDKs ran.
+per case, or a matrix of verdicts when several SDKs ran; --html PATH also
+writes a page (one file, readable offline): a grid of verdicts, a click on a
+cell shows its evidence.
 
 commands (each has --help; run is the default):
   run      the cases L1-L13 on SDKs (this interpreter's pinned mcp by default)
@@ -38,6 +41,7 @@ commands (each has --help; run is the default):
   host     the host checks on any stdio host command
   compare  the verdict changes between two results files
   merge    results files (shards) into one, then report and gate as a run
+  report   a results file (any version) reported again: summary, --html, gate
   matrix   the selection as a CI matrix (JSON), to shard a sweep
   list     every case and check, one line each
 The older flag forms (--server, --host, --compare, --merge, --list-matrix,
@@ -54,6 +58,7 @@ examples:
       --junit junit.xml                      gate CI on known verdicts
   probe-stdio-lifecycle --out - > results.json
                                              results on stdout, report on stderr
+  probe-stdio-lifecycle --html results.html  also the page of the run
   git bisect run probe-stdio-lifecycle --only L3 --sdk . --bisect
   probe-stdio-lifecycle server --help        the other commands, likewise"""
 
@@ -140,6 +145,16 @@ def command_help(command: str) -> CommandHelp:
             "--expect. Same as the older form --merge OUT IN...",
             f"examples:\n  {PROG} merge results.json shards/*.json \\\n"
             f"      --expect expectations.json --junit junit.xml\n\n{GATE_CODES}",
+        ),
+        "report": CommandHelp(
+            f"{PROG} report FILE [--html PATH] [-v] [--svg PATH]\n"
+            f"       [--junit PATH] [--only IDS] [--expect FILE]",
+            "A results file, of any schema version, through the output stage of a run,\n"
+            "running nothing: the summary (or -v), the page (--html), SVG, JUnit, and\n"
+            "the gate of --expect (--only is its scope). FILE is not changed.",
+            f"examples:\n  {PROG} report results.json --html results.html\n"
+            f"  {PROG} report results.json -v\n"
+            f"  {PROG} report results.json --expect expectations.json\n\n{GATE_CODES}",
         ),
         "matrix": CommandHelp(
             f"{PROG} matrix [--only IDS] [--sdk SPECS] [--python PATH]\n"

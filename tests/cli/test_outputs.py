@@ -319,26 +319,27 @@ GARBLED = "\x1b[31mred\x1b[0m \x01bell\x07 \ud800 \x9b2J"  # ESC, controls, a lo
 def test_every_output_of_stored_records_with_garbled_text_is_well_formed_and_escaped(tmp_path, monkeypatch):
     """Server runs whose label, reason, headline and notes carry ESC, control characters and a lone surrogate
     (what a server's stderr or an invalid UTF-8 argument brings), gated by an expectation they miss: the
-    report, -v, JUnit, SVG, the job summary and the annotations hold them only as visible escapes."""
-    runs = record.read(RECORDS / "servers.json")["runs"][:3]
+    report, -v, JUnit, SVG, the page, the job summary and the annotations hold them only as visible escapes."""
+    document = record.read(RECORDS / "servers.json")
+    document["runs"] = runs = document["runs"][:3]
     for run in runs:
         run["server"]["label"] = f"srv{GARBLED}"
         run["reason"] += f" stderr: {GARBLED}"
         run["headline"] = f"seen {GARBLED}"
         run["mitigation"]["note"] += GARBLED
     expected = expect.parse({run["case"]: {f"srv{GARBLED}": "inconclusive"} for run in runs}, "test")
-    summary, junit, svg = tmp_path / "summary.md", tmp_path / "j.xml", tmp_path / "s.svg"
+    summary, junit, svg, page = tmp_path / "summary.md", tmp_path / "j.xml", tmp_path / "s.svg", tmp_path / "p.html"
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     out, err = io.StringIO(), io.StringIO()
     for verbose in (False, True):
-        args = argparse.Namespace(verbose=verbose, svg=svg, junit=junit, write_expect=None)
+        args = argparse.Namespace(verbose=verbose, svg=svg, junit=junit, html=page, write_expect=None)
         gate = cli.Gate([run["case"] for run in runs], expected)
-        code = cli.finish(runs, gate, args, "written", (Console(file=out, width=WIDTH), Console(file=err)))
+        code = cli.finish(document, gate, args, "written", (Console(file=out, width=WIDTH), Console(file=err)))
         assert code == cli.EXIT_MISMATCH
         ET.parse(junit)
         ET.parse(svg)
-    texts = (out.getvalue(), err.getvalue(), summary.read_text(), junit.read_text(), svg.read_text())
+    texts = (out.getvalue(), err.getvalue(), summary.read_text(), junit.read_text(), svg.read_text(), page.read_text())
     for text in texts:
         assert not model.UNPRINTABLE.search(text), text
     assert "::error title=verdict mismatch::" in out.getvalue() and "srv\\x1b[31m" in out.getvalue()
