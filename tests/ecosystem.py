@@ -1,29 +1,51 @@
 """The ecosystem's table: the most downloaded stdio MCP servers and hosts, as tests/ecosystem.toml lists them.
 
-    python -m tests.ecosystem [--only PACKAGE,...]
+    python -m tests.ecosystem [install] [--only PACKAGE,...]
+    python -m tests.ecosystem run [--only PACKAGE,...] [--out results/ecosystem.json]
+    python -m tests.ecosystem matrix
 
 The file holds the rule that chose them, the date the registries' figures were read, and per entry its
 registry, pinned version, figure, language and runtime, and either a recipe (servers: the program of the
 package, the arguments and environment a user would give it, a large and a slow call where a tool allows;
 hosts: the adapter under examples/hosts/) or the reason it has none. load() reads it (the stdlib's tomllib);
 install() puts a server's pinned package into a cache of its own (ECOSYSTEM_CACHE: an npm prefix or a venv
-per package, built and reused as tests/third_party.py builds its servers); argv() is the command a host
-would run. Run as a module it installs every server with a recipe, one after another, and prints each
-command line: a package that fails to install is named on stderr, the others go on.
+per package, built and reused as tests/third_party.py builds its servers; a host through
+tests/third_party_hosts.py, a venv or an npm prefix of its own under its cache); argv() is the command a host
+would run. Run as a module it installs every server with a recipe and every host with an adapter, one after
+another, and prints each command line: a package that fails to install is named on stderr, the others go on.
+
+`run` runs every server with a recipe through every server check and every host with an adapter through
+every host check (the probe's defaults: the fast method, a 10 s window), each subject into a results document
+of its own (a shard, in a temporary folder), then merges them as the probe's `merge` does into one results
+file. A package that does not install is a run per check with the verdict error and why (not_installed);
+one that does not start, or misbehaves, is what the probe records of it. Entries without a recipe are in
+the metadata (metadata.ecosystem.not_run) with their reason. A server gets the recipe's environment and, of
+the probe's, only the secrets the recipe names that are set (by name: --env NAME). `matrix` prints the
+subjects as a GitHub Actions matrix: .github/workflows/ecosystem.yml runs one per job
+(`run --only PACKAGE --out SHARD`) and merges the shards with the probe's `merge`.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
+import re
 import shlex
 import sys
+import tempfile
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests import third_party
+from stdio_probe.core import env_args, runner, spawn
+from stdio_probe.core.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check
+from stdio_probe.core.model import Host, Options, Server
+from stdio_probe.report import compare, record
+from tests import third_party, third_party_hosts
+from tests.server_table import shortened
 
 LIST = Path(__file__).with_suffix(".toml")
 ECOSYSTEM_CACHE = Path(os.environ.get("STDIO_PROBE_ECOSYSTEM", Path.home() / ".cache" / "stdio-probe" / "ecosystem"))
@@ -68,7 +90,17 @@ class Entry:
     recipe: Recipe | None  # servers
     adapter: str | None  # hosts: a file under examples/hosts/
     no_recipe: str | None  # why it has neither
-    started: str | None  # servers: what a start by hand showed (the date, initialize answered or why not)
+    started: str | None  # what a start by hand showed (the date, initialize answered or why not)
+    requires: tuple[str, ...] = ()  # hosts: what it runs on, pinned (its MCP client)
+
+    @property
+    def label(self) -> str:
+        """The subject's name in the results: the package as the registry names it (what --only takes)."""
+        return self.package
+
+    @property
+    def runnable(self) -> bool:
+        return self.recipe is not None or self.adapter is not None
 
     @property
     def requirement(self) -> str:
@@ -111,6 +143,7 @@ def _entry(kind: str, item: dict) -> Entry:
         item.get("adapter"),
         item.get("no_recipe"),
         item.get("started"),
+        tuple(item.get("requires", ())) if kind == "host" else (),
     )
 
 
@@ -181,23 +214,179 @@ def argv(entry: Entry, places: dict[str, str]) -> list[str]:
     return [str(install(entry) / entry.recipe.program), *(filled(word, places) for word in entry.recipe.args)]
 
 
-def main(argv_: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", help="packages, comma-separated")
-    parser.add_argument("--work", type=Path, default=ECOSYSTEM_CACHE / "work", help="where the placeholders' files go")
-    args = parser.parse_args(argv_)
-    only = args.only.split(",") if args.only else None
-    places = files(args.work)
-    for entry in load().servers:
-        if entry.recipe is None or (only and entry.package not in only):
-            continue
+def host(entry: Entry) -> Host:
+    """The host's subject: its adapter's command template, the host installed (on first use) in a cache of its own
+    by tests/third_party_hosts.py."""
+    pin = third_party_hosts.HostPin(
+        entry.package, entry.registry, entry.package, entry.version, entry.adapter, entry.requires
+    )
+    return Host(entry.label, third_party_hosts.host(pin).command)
+
+
+def secrets(entry: Entry) -> list[str]:
+    """The recipe's secrets that are set here: passed by name, as the probe's --env NAME (never a value in argv)."""
+    return [name for name in entry.recipe.secrets if name in os.environ] if entry.recipe else []
+
+
+def server(entry: Entry, places: dict[str, str]) -> Server:
+    """The server's subject: its installed command, its calls and its environment (the recipe's values, the secrets
+    by name), placeholders filled."""
+    recipe = entry.recipe
+    given = [f"{name}={filled(value, places)}" for name, value in recipe.env.items()] + secrets(entry)
+    large, slow = ((c.tool, filled(c.arguments, places)) if c else None for c in (recipe.large_call, recipe.slow_call))
+    return Server(
+        entry.label, shlex.join(argv(entry, places)), large, env=env_args.resolve(given, False), slow_call=slow
+    )
+
+
+def not_installed(entry: Entry, reason: str) -> list[dict]:
+    """A subject that could not be installed: a run per check whose every arm is an error for that reason (nothing
+    started), decided by the probe's own rules (error)."""
+    at = time.time()
+    kind = runner.KINDS[entry.kind]
+    if entry.kind == "server":
+        command = shlex.join([entry.recipe.program, *entry.recipe.args])
+        evidence = f"never started: {reason}"
+        era = {"protocol": None, "version": None, "chosen_by": "server/discover", "evidence": evidence}
+        subject, decided, held = {"label": entry.label, "command": command, "era": era}, decide_check, NO_CONTRACT
+    else:
+        subject, decided, held = {"label": entry.label, "command": f"{entry.adapter} {{server}}"}, decide, NO_HOST_ARM
+    runs = []
+    for check in kind.probes.values():
+        arms = {arm: {"error": reason, "started_at": at, "duration_s": 0.0} for arm in check.arms}
+        runs.append(record.make_run(check.id, kind.key, subject, decided(check, arms), held, arms))
+    return runs
+
+
+def described(entry: Entry) -> dict:
+    """What the results say of an entry: its pin, its figure, and its recipe's program or adapter, or why none."""
+    about = {
+        "kind": entry.kind,
+        "registry": entry.registry,
+        "package": entry.package,
+        "version": entry.version,
+        "figure": f"{entry.downloads_a_month} a month" if entry.pypi_rank is None else f"rank {entry.pypi_rank}",
+        "language": entry.language,
+    }
+    if entry.recipe:
+        about |= {"program": entry.recipe.program, "requires": list(entry.recipe.requires)}
+    elif entry.adapter:
+        about |= {"adapter": entry.adapter, "requires": list(entry.requires)}
+    else:
+        about |= {"not_run": entry.no_recipe}
+    return about
+
+
+def document(entry: Entry, listed: Ecosystem, places: dict[str, str]) -> dict:
+    """One subject through every check of its kind, as a results document (a shard): the probe's runs, or
+    not_installed's; its secrets masked, a large call's long arguments shortened. The metadata names the list's
+    date, this subject, and every entry without a recipe."""
+    started = datetime.datetime.now(datetime.UTC)
+    options = Options()
+    left = 0
+    try:
+        subject = server(entry, places) if entry.kind == "server" else host(entry)
+    except (third_party.Unavailable, RuntimeError, OSError, env_args.EnvArgsError) as exc:
+        runs = not_installed(entry, f"not installed: {exc}")
+    else:
+        kind = runner.KINDS[entry.kind]
+        with spawn.Supervisor() as supervisor:  # its end counts what outlived the arms
+            if entry.kind == "server":
+                runs = runner.run_servers([subject], list(kind.probes), options, supervisor=supervisor)
+            else:
+                runs = runner.run_hosts([subject], list(kind.probes), options, supervisor=supervisor)
+            left = supervisor.end()
+    for found in runs:
+        found[entry.kind] = shortened(found[entry.kind])
+    not_run = [described(other) for other in [*listed.servers, *listed.hosts] if not other.runnable]
+    about = {"figures_read": listed.figures_read.isoformat(), "subject": described(entry), "not_run": not_run}
+    meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": left, "ecosystem": about}
+    redact = env_args.redactor([word for name in secrets(entry) for word in ("--env", name)])
+    return redact(record.results(meta, runs))
+
+
+def run(entries: list[Entry], listed: Ecosystem, out: Path, work: Path) -> dict:
+    """Every entry into a shard of its own, one after another, then the shards merged (compare.merge, the probe's
+    merge) into out; the merged document."""
+    places = files(work)
+    with tempfile.TemporaryDirectory(prefix="ecosystem-") as folder:
+        shards = []
+        for at, entry in enumerate(entries):
+            print(f"{entry.kind} {entry.requirement} ...", file=sys.stderr, flush=True)
+            shards.append(Path(folder) / f"{at}.json")
+            record.write_atomic(shards[-1], document(entry, listed, places))
+        merged = compare.merge(shards, record.main_argv()) if len(shards) > 1 else record.stored(shards[0])
+    record.write_atomic(out, merged)
+    return merged
+
+
+def matrix(entries: list[Entry]) -> dict:
+    """A GitHub Actions matrix, one entry per subject: its package (run's --only) and a name safe in file and
+    artifact names."""
+    include = [
+        {
+            "package": entry.package,
+            "kind": entry.kind,
+            "name": re.sub(r"[^A-Za-z0-9._-]+", "_", entry.package).strip("_"),
+        }
+        for entry in entries
+    ]
+    return {"include": include}
+
+
+def chosen(listed: Ecosystem, only: str | None) -> list[Entry]:
+    """The runnable entries (servers first), those named in only if given; ValueError for a name that is none."""
+    runnable = [entry for entry in [*listed.servers, *listed.hosts] if entry.runnable]
+    if only is None:
+        return runnable
+    names = only.split(",")
+    if unknown := [name for name in names if name not in {entry.package for entry in runnable}]:
+        raise ValueError(f"not an entry with a recipe or an adapter: {', '.join(unknown)}")
+    return [entry for entry in runnable if entry.package in names]
+
+
+def install_all(entries: list[Entry], places: dict[str, str]) -> None:
+    """Install every entry, printing its command line (a host's: its template); one that fails is named on stderr."""
+    for entry in entries:
         try:
+            if entry.kind == "host":
+                print(f"{entry.requirement}: {host(entry).command}")
+                continue
             words = argv(entry, places)
         except (third_party.Unavailable, RuntimeError) as exc:
             print(f"{entry.requirement}: not installed: {exc}", file=sys.stderr)
             continue
         env = " ".join(f"{name}={shlex.quote(str(filled(value, places)))}" for name, value in entry.recipe.env.items())
         print(f"{entry.requirement}: {env + ' ' if env else ''}{shlex.join(words)}")
+
+
+COMMANDS = ("install", "run", "matrix")
+
+
+def main(argv_: list[str] | None = None) -> int:
+    argv_ = sys.argv[1:] if argv_ is None else argv_
+    command = argv_[0] if argv_ and argv_[0] in COMMANDS else "install"
+    parser = argparse.ArgumentParser(prog=f"python -m tests.ecosystem {command}", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="packages, comma-separated (default: every entry with a recipe or adapter)")
+    if command != "matrix":
+        work = ECOSYSTEM_CACHE / "work"
+        parser.add_argument("--work", type=Path, default=work, help="where the placeholders' files go")
+    if command == "run":
+        parser.add_argument("--out", type=Path, default=Path("results") / "ecosystem.json", help="the results file")
+    args = parser.parse_args(argv_[1:] if argv_ and argv_[0] == command else argv_)
+    listed = load()
+    try:
+        entries = chosen(listed, args.only)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if command == "matrix":
+        print(json.dumps(matrix(entries)))
+    elif command == "run":
+        record.check_writable(args.out)
+        merged = run(entries, listed, args.out, args.work)
+        print(f"{len(merged['runs'])} runs of {len(entries)} subjects written to {args.out}", file=sys.stderr)
+    else:
+        install_all(entries, files(args.work))
     return 0
 
 

@@ -1,12 +1,17 @@
-"""tests/ecosystem.toml, the ecosystem table's list, has the shape its rule states (read, never run)."""
+"""tests/ecosystem.toml, the ecosystem table's list, has the shape its rule states (read, never run); the matrix,
+the record of a failed install and the not-run entries are what the workflow and the page read."""
 
 from __future__ import annotations
 
 import datetime
+import json
 import re
 
 import pytest
 
+from stdio_probe.core import runner
+from stdio_probe.core.model import Options
+from stdio_probe.report import record
 from tests import ecosystem
 from tests.third_party_hosts import RECIPES
 
@@ -68,3 +73,56 @@ def test_a_server_was_started_by_hand_and_its_recipe_names_no_path_of_a_machine(
     assert set(PLACEHOLDER.findall(" ".join(words))) <= set(ecosystem.PLACEHOLDERS)
     assert all(re.fullmatch(r"[A-Z][A-Z0-9_]*", name) for name in [*recipe.env, *recipe.secrets])
     assert "/" not in recipe.program
+
+
+def test_every_host_with_an_adapter_names_an_existing_file_and_pins_what_it_runs_on() -> None:
+    adapted = [entry for entry in LISTED.hosts if entry.adapter is not None]
+    assert len(adapted) == 8  # the 4 coding agents need a model's credential
+    for entry in adapted:
+        assert (RECIPES / entry.adapter).is_file(), entry.adapter
+        assert all(re.fullmatch(r"[A-Za-z0-9_.\[\]-]+==[0-9][0-9A-Za-z.+-]*", pin) for pin in entry.requires)
+
+
+def test_the_matrix_has_one_job_per_entry_with_a_recipe_or_an_adapter() -> None:
+    include = ecosystem.matrix(ecosystem.chosen(LISTED, None))["include"]
+    runnable = [entry for entry in ENTRIES if entry.recipe is not None or entry.adapter is not None]
+    assert [job["package"] for job in include] == [entry.package for entry in runnable]
+    assert [job["kind"] for job in include] == [entry.kind for entry in runnable]
+    names = [job["name"] for job in include]
+    assert len(set(names)) == len(names) and all(re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) for name in names)
+    assert json.loads(json.dumps(include)) == include  # what the workflow reads with fromJSON
+
+
+def test_only_names_entries_that_can_run() -> None:
+    assert [entry.package for entry in ecosystem.chosen(LISTED, "mcp,mcp-server-git")] == ["mcp-server-git", "mcp"]
+    with pytest.raises(ValueError, match="mcp-remote"):
+        ecosystem.chosen(LISTED, "mcp-remote")  # listed, with no recipe: it needs a service
+
+
+STORED_FAILURE = (  # what tests/ecosystem.py recorded of pdf-tools-mcp's install here (uv finds no Python 3.12)
+    "not installed: uv venv --quiet: exit 2: error: Failed to inspect Python interpreter from first executable in "
+    "the search path at `~/.pyenv/shims/python3.12`"
+)
+
+
+@pytest.mark.parametrize("package", ["pdf-tools-mcp", "huggingface-hub[mcp]"])
+def test_a_failed_install_is_an_error_cell_per_check_with_its_reason(package: str) -> None:
+    """A package that does not install is recorded, not a failed run: every check an error saying why, every arm
+    the error (nothing started), in a document the schema and merge accept."""
+    entry = next(entry for entry in ENTRIES if entry.package == package)
+    runs = ecosystem.not_installed(entry, STORED_FAILURE)
+    kind = runner.KINDS[entry.kind]
+    assert [found["case"] for found in runs] == list(kind.probes)
+    for found in runs:
+        assert found[entry.kind]["label"] == package
+        assert found["verdict"] == "error" and STORED_FAILURE in found["reason"]
+        assert set(found["arms"]) == set(kind.probes[found["case"]].arms)
+        assert all(arm["error"] == STORED_FAILURE for arm in found["arms"].values())
+    meta = record.metadata(Options(), ["probe"], datetime.datetime.now(datetime.UTC)) | {"leftover_processes": 0}
+    record.validate(record.results(meta, runs), package)
+
+
+def test_entries_without_a_recipe_are_described_with_their_reason() -> None:
+    not_run = [ecosystem.described(entry) for entry in ENTRIES if entry.no_recipe is not None]
+    assert len(not_run) == 7  # 3 servers, 4 coding agents
+    assert all(about["not_run"] and about["version"] and about["figure"] for about in not_run)
