@@ -17,12 +17,12 @@ another, and prints each command line: a package that fails to install is named 
 `run` runs every server with a recipe through every server check and every host with an adapter through
 every host check (the probe's defaults: the fast method, a 10 s window), each subject into a results document
 of its own (a shard, in a temporary folder), then merges them as the probe's `merge` does into one results
-file. A package that does not install is a run per check with the verdict error and why (not_installed);
-one that does not start, or misbehaves, is what the probe records of it. Entries without a recipe are in
-the metadata (metadata.ecosystem.not_run) with their reason. A server gets the recipe's environment and, of
-the probe's, only the secrets the recipe names that are set (by name: --env NAME). `matrix` prints the
-subjects as a GitHub Actions matrix: .github/workflows/ecosystem.yml runs one per job
-(`run --only PACKAGE --out SHARD`) and merges the shards with the probe's `merge`.
+file. A package that does not install, or a subject the probe itself fails on, is a run per check with the
+verdict error and why (errored); one that does not start, or misbehaves, is what the probe records of it.
+Entries without a recipe are in the metadata (metadata.ecosystem.not_run) with their reason. A server gets
+the recipe's environment and, of the probe's, only the secrets the recipe names that are set (by name: --env
+NAME). `matrix` prints the subjects as a GitHub Actions matrix: .github/workflows/ecosystem.yml runs one per
+job (`run --only PACKAGE --out SHARD`) and merges the shards with the probe's `merge`.
 """
 
 from __future__ import annotations
@@ -239,9 +239,9 @@ def server(entry: Entry, places: dict[str, str]) -> Server:
     )
 
 
-def not_installed(entry: Entry, reason: str) -> list[dict]:
-    """A subject that could not be installed: a run per check whose every arm is an error for that reason (nothing
-    started), decided by the probe's own rules (error)."""
+def errored(entry: Entry, reason: str) -> list[dict]:
+    """A subject that could not be installed, or on which the probe itself failed: a run per check whose every arm
+    is an error for that reason, decided by the probe's own rules (error)."""
     at = time.time()
     kind = runner.KINDS[entry.kind]
     if entry.kind == "server":
@@ -279,7 +279,7 @@ def described(entry: Entry) -> dict:
 
 def document(entry: Entry, listed: Ecosystem, places: dict[str, str]) -> dict:
     """One subject through every check of its kind, as a results document (a shard): the probe's runs, or
-    not_installed's; its secrets masked, a large call's long arguments shortened. The metadata names the list's
+    errored's; its secrets masked, a large call's long arguments shortened. The metadata names the list's
     date, this subject, and every entry without a recipe."""
     started = datetime.datetime.now(datetime.UTC)
     options = Options()
@@ -287,20 +287,26 @@ def document(entry: Entry, listed: Ecosystem, places: dict[str, str]) -> dict:
     try:
         subject = server(entry, places) if entry.kind == "server" else host(entry)
     except (third_party.Unavailable, RuntimeError, OSError, env_args.EnvArgsError) as exc:
-        runs = not_installed(entry, f"not installed: {exc}")
+        runs = errored(entry, f"not installed: {exc}")
     else:
         kind = runner.KINDS[entry.kind]
         with spawn.Supervisor() as supervisor:  # its end counts what outlived the arms
-            if entry.kind == "server":
-                runs = runner.run_servers([subject], list(kind.probes), options, supervisor=supervisor)
-            else:
-                runs = runner.run_hosts([subject], list(kind.probes), options, supervisor=supervisor)
+            try:
+                if entry.kind == "server":
+                    runs = runner.run_servers([subject], list(kind.probes), options, supervisor=supervisor)
+                else:
+                    runs = runner.run_hosts([subject], list(kind.probes), options, supervisor=supervisor)
+            except Exception as exc:  # the probe's own failure on this subject: its cells, not the table's end
+                runs = errored(entry, f"the probe failed: {type(exc).__name__}: {exc}")
             left = supervisor.end()
-    for found in runs:
-        found[entry.kind] = shortened(found[entry.kind])
+    for found in runs:  # the calls' long arguments shortened ({big}); the command kept whole
+        calls = {key: found[entry.kind][key] for key in ("large_call", "slow_call") if key in found[entry.kind]}
+        found[entry.kind] |= shortened(calls)
     not_run = [described(other) for other in [*listed.servers, *listed.hosts] if not other.runnable]
     about = {"figures_read": listed.figures_read.isoformat(), "subject": described(entry), "not_run": not_run}
+    subjects = {f"{entry.kind}s": {entry.label: described(entry)}}  # as the README's tables name their packages
     meta = record.metadata(options, record.main_argv(), started) | {"leftover_processes": left, "ecosystem": about}
+    meta |= subjects
     redact = env_args.redactor([word for name in secrets(entry) for word in ("--env", name)])
     return redact(record.results(meta, runs))
 

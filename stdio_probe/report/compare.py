@@ -109,6 +109,9 @@ def case_order(case_id: str) -> tuple[str, int, str]:
     return (match[1], int(match[2]), match[3]) if match else (case_id, 0, "")
 
 
+SUBJECTS_DESCRIBED = ("servers", "hosts")  # metadata a table's run adds: label -> what the subject was installed from
+
+
 def merge(paths: list[Path], argv: list[str]) -> dict:
     """One results file of every shard's runs, validated against the schema; ResultsError on any conflict."""
     documents = []
@@ -136,7 +139,11 @@ def merge(paths: list[Path], argv: list[str]) -> dict:
     order = {name: i for i, name in enumerate(dict.fromkeys(key[0] for key in origin))}
     runs.sort(key=lambda run: (order[subject(run)], case_order(run["case"])))
     shards = [document["metadata"] for document in documents]
-    meta = first | {
+    described = {key: {} for key in SUBJECTS_DESCRIBED if any(key in m for m in shards)}
+    for m in shards:  # what each shard says of its subjects (a table's packages): every subject's, in one map
+        for key in described:
+            described[key] |= m.get(key, {})
+    meta = first | described | {
         "started": min(m["started"] for m in shards),
         "finished": max(m["finished"] for m in shards),
         "argv": argv,

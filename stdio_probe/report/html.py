@@ -112,8 +112,9 @@ def _facts(meta: dict) -> str:
     ]
     shards = meta.get("shards", [])
     if shards:
-        dates = ", ".join(f"{shard.get('started', '?')} (probe {shard.get('probe_version', '?')})" for shard in shards)
-        lines.append(f"merged from {len(shards)} runs started {dates}")
+        started = sorted(shard.get("started", "?") for shard in shards)
+        versions = ", ".join(sorted({str(shard.get("probe_version", "?")) for shard in shards}))
+        lines.append(f"merged from {len(shards)} runs started {started[0]} to {started[-1]} (probe {versions})")
     command = " ".join(meta.get("argv", []))
     facts = "".join(f"<p class=\"facts\">{escape(line)}</p>" for line in lines)
     return facts + (f"<p class=\"facts\">command: <code>{escape(command)}</code></p>" if command else "")

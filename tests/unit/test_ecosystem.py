@@ -110,7 +110,7 @@ def test_a_failed_install_is_an_error_cell_per_check_with_its_reason(package: st
     """A package that does not install is recorded, not a failed run: every check an error saying why, every arm
     the error (nothing started), in a document the schema and merge accept."""
     entry = next(entry for entry in ENTRIES if entry.package == package)
-    runs = ecosystem.not_installed(entry, STORED_FAILURE)
+    runs = ecosystem.errored(entry, STORED_FAILURE)
     kind = runner.KINDS[entry.kind]
     assert [found["case"] for found in runs] == list(kind.probes)
     for found in runs:
