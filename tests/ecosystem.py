@@ -37,17 +37,20 @@ import sys
 import tempfile
 import time
 import tomllib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stdio_probe.core import env_args, runner, spawn
 from stdio_probe.core.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check
 from stdio_probe.core.model import Host, Options, Server
+from stdio_probe.core.outcome import Outcome
 from stdio_probe.report import compare, record
 from tests import third_party, third_party_hosts
 from tests.server_table import shortened
 
 LIST = Path(__file__).with_suffix(".toml")
+RESULTS = Path(__file__).resolve().parent.parent / "results" / "ecosystem.json"  # the table's run, as committed
 ECOSYSTEM_CACHE = Path(os.environ.get("STDIO_PROBE_ECOSYSTEM", Path.home() / ".cache" / "stdio-probe" / "ecosystem"))
 PLACEHOLDERS = ("{work}", "{files}", "{text}", "{repo}", "{panda}", "{big}")  # what a recipe's words may name: files()
 BIG = 100_000  # characters of {big}: an argument a tool echoes back, more than a pipe holds
@@ -366,7 +369,27 @@ def install_all(entries: list[Entry], places: dict[str, str]) -> None:
         print(f"{entry.requirement}: {env + ' ' if env else ''}{shlex.join(words)}")
 
 
-COMMANDS = ("install", "run", "matrix")
+def summary(document: dict, kind: str) -> str:
+    """The README's summary of the table for one kind (server, host): per check, how many subjects showed the
+    defect (R) of those judged (R or not), and how many gave no verdict (inconclusive, not applicable, error)."""
+    holder = runner.KINDS[kind]
+    runs = [run for run in document["runs"] if kind in run]
+    subjects = len({run[kind]["label"] for run in runs})
+    counts = {check: Counter(run["verdict"] for run in runs if run["case"] == check) for check in holder.probes}
+    shown = [str(counts[check][Outcome.REPRODUCED]) for check in holder.probes]
+    judged = [str(counts[check][Outcome.REPRODUCED] + counts[check][Outcome.NOT_REPRODUCED]) for check in holder.probes]
+    undecided = [str(sum(counts[check].values()) - int(n)) for check, n in zip(holder.probes, judged, strict=True)]
+    rows = [
+        f"| {kind}s ({subjects}) | {' | '.join(holder.probes)} |",
+        "|---|" + "---|" * len(holder.probes),
+        f"| show the defect | {' | '.join(shown)} |",
+        f"| judged (R or –) | {' | '.join(judged)} |",
+        f"| no verdict (?, n/a, error) | {' | '.join(undecided)} |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+COMMANDS = ("install", "run", "matrix", "summary")
 
 
 def main(argv_: list[str] | None = None) -> int:
@@ -378,14 +401,19 @@ def main(argv_: list[str] | None = None) -> int:
         work = ECOSYSTEM_CACHE / "work"
         parser.add_argument("--work", type=Path, default=work, help="where the placeholders' files go")
     if command == "run":
-        parser.add_argument("--out", type=Path, default=Path("results") / "ecosystem.json", help="the results file")
+        parser.add_argument("--out", type=Path, default=RESULTS, help="the results file")
+    if command == "summary":
+        parser.add_argument("results", type=Path, nargs="?", default=RESULTS, help="the table's results file")
     args = parser.parse_args(argv_[1:] if argv_ and argv_[0] == command else argv_)
     listed = load()
     try:
         entries = chosen(listed, args.only)
     except ValueError as exc:
         parser.error(str(exc))
-    if command == "matrix":
+    if command == "summary":
+        document = record.stored(args.results)
+        print("\n".join(summary(document, kind) for kind in ("server", "host")), end="")
+    elif command == "matrix":
         print(json.dumps(matrix(entries)))
     elif command == "run":
         record.check_writable(args.out)

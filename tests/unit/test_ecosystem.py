@@ -126,3 +126,11 @@ def test_entries_without_a_recipe_are_described_with_their_reason() -> None:
     not_run = [ecosystem.described(entry) for entry in ENTRIES if entry.no_recipe is not None]
     assert len(not_run) == 7  # 3 servers, 4 coding agents
     assert all(about["not_run"] and about["version"] and about["figure"] for about in not_run)
+
+
+def test_the_readme_shows_the_tables_summary_of_the_committed_run() -> None:
+    """The README's server and host sections hold `python -m tests.ecosystem summary` of results/ecosystem.json."""
+    readme = (ecosystem.RESULTS.parent.parent / "README.md").read_text()
+    document = record.stored(ecosystem.RESULTS)
+    for kind in ("server", "host"):
+        assert ecosystem.summary(document, kind) in readme, kind
