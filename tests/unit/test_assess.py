@@ -80,8 +80,12 @@ def runs_of(probe_id: str, current: bool = False) -> list[dict]:
 
 
 def judged(probe: Probe, run: dict) -> dict:
-    """What decide says of a stored run now, by the rule the runner applies to its kind of subject."""
+    """What decide says of a stored run now, by the rule the runner applies to its kind of subject: a server check
+    whose arms interfered side by side is the rerun alone's (its arms), said against the side by side's."""
     if "server" in run:
+        side = run.get("side_by_side", {})
+        if side.get("interfere"):
+            return runner.against_rerun(probe, decide_check(probe, side["arms"]), side["arms"], run["arms"])[0]
         return decide_check(probe, run["arms"])
     if not all(arm in run["arms"] for pair in probe.pairs.values() for arm in pair):
         probe = dataclasses.replace(probe, pairs={})  # a stale run, from before the probe had its pair
