@@ -376,15 +376,19 @@ def summary(document: dict, kind: str) -> str:
     runs = [run for run in document["runs"] if kind in run]
     subjects = len({run[kind]["label"] for run in runs})
     counts = {check: Counter(run["verdict"] for run in runs if run["case"] == check) for check in holder.probes}
-    shown = [str(counts[check][Outcome.REPRODUCED]) for check in holder.probes]
-    judged = [str(counts[check][Outcome.REPRODUCED] + counts[check][Outcome.NOT_REPRODUCED]) for check in holder.probes]
-    undecided = [str(sum(counts[check].values()) - int(n)) for check, n in zip(holder.probes, judged, strict=True)]
+    shown = {check: counted[Outcome.REPRODUCED] for check, counted in counts.items()}
+    judged = {check: shown[check] + counted[Outcome.NOT_REPRODUCED] for check, counted in counts.items()}
+    undecided = {check: counted.total() - judged[check] for check, counted in counts.items()}
+
+    def row(title: str, values: dict[str, object]) -> str:
+        return f"| {title} | {' | '.join(str(value) for value in values.values())} |"
+
     rows = [
-        f"| {kind}s ({subjects}) | {' | '.join(holder.probes)} |",
+        row(f"{kind}s ({subjects})", dict(zip(holder.probes, holder.probes, strict=True))),
         "|---|" + "---|" * len(holder.probes),
-        f"| show the defect | {' | '.join(shown)} |",
-        f"| judged (R or –) | {' | '.join(judged)} |",
-        f"| no verdict (?, n/a, error) | {' | '.join(undecided)} |",
+        row("show the defect", shown),
+        row("judged (R or –)", judged),
+        row("no verdict (?, n/a, error)", undecided),
     ]
     return "\n".join(rows) + "\n"
 

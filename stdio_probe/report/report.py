@@ -200,8 +200,8 @@ def _whole(line: str) -> Text:
 
 def arm_lines(run: dict) -> list[tuple[str, str]]:
     """(label, evidence) per line of -v's block: why (when the verdict has a reason of its own, such as
-    "control arm shows the defect too"), each arm's evidence as the reason gives it, a server run's era,
-    and the mitigated arm's judgement."""
+    "control arm shows the defect too"), each arm's evidence as the reason gives it, an arm that is another
+    check's (shared_arms), a server run's era, and the mitigated arm's judgement."""
     reason, lines = run["reason"], []
     found = _labelled(run)
     if not found:
@@ -216,6 +216,8 @@ def arm_lines(run: dict) -> list[tuple[str, str]]:
             if text.endswith(")") and text.count(")") > text.count("("):  # the lead's closing parenthesis
                 text = text[:-1]
             lines.append((match[1], text))
+    for arm, owner in run.get("shared_arms", {}).items():  # whose start of the server the arm's record is
+        lines.append(("shared", f"{arm} is {owner}'s arm, one start of the server for both"))
     era = run.get("server", {}).get("era")
     if era is not None:
         which = era["protocol"] or "none in common"

@@ -24,7 +24,7 @@ import pytest
 from stdio_probe.cli import main as cli
 from stdio_probe.core import eras, hang, progress, runner, sample, spawn, wire
 from stdio_probe.core.model import Finding, Options, Probe, Server
-from stdio_probe.report import record
+from stdio_probe.report import record, report
 from stdio_probe.report.record import SCHEMA_PATH
 from stdio_probe.server import session
 from stdio_probe.server.args import ServerArgsError, tool_call
@@ -97,6 +97,7 @@ def test_a_descendant_that_outlives_the_server_is_listed_and_reaped(checks):
         shared if "S1" in runs else {}
     )
     if "S1" in runs:
+        assert ("shared", "eof is S1 bug's arm, one start of the server for both") in report.arm_lines(runs["S5"])
         assert runs["S5"]["arms"]["eof"] is runs["S1"]["arms"]["bug"] is runs["S10"]["arms"]["bug"]
         assert runs["S1"]["verdict"] == runs["S3"]["verdict"] == runs["S10"]["verdict"] == OK
 
