@@ -161,7 +161,9 @@ class Probe:
     (decide.decide), never changing the verdict. needs maps an arm to the rule that says, from its
     record, what the subject lacks for the probe (the arm then becomes not_applicable). trials: how many
     times at most each arm's trigger is tried (runner.run_trials), for a check whose defect can hide in one
-    run: again until a trial shows it (checks.session.RATE_TRIALS, and opened's "k of N"). same_arms maps an arm
+    run: again until a trial shows it (checks.session.RATE_TRIALS, and opened's "k of N"), unless settles says
+    why a trial that did not show it leaves no run of the race that could (its outcome is not the one the race
+    hides the defect behind: the trials end there). same_arms maps an arm
     to another probe's arm that is the same trigger and observation, so that where both run, one start of the
     subject serves both (runner.Servers: the arm's record is the other's, and the run says so). run_arm
     spawns and returns the arm's record; assess is pure: it reads a record that carries neither
@@ -177,6 +179,7 @@ class Probe:
     pairs: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     needs: Mapping[str, Callable[[ArmRecord], str | None]] = field(default_factory=dict)
     trials: int = 1
+    settles: Callable[[ArmRecord], str | None] | None = None
     same_arms: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def run(self, arm: str, subject: Any, options: Options) -> ArmRecord:

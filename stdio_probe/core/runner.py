@@ -156,20 +156,25 @@ def run_arm(
 def run_trials(supervisor: spawn.Supervisor, probe: Probe, run: Callable[[], dict]) -> ArmRecord:
     """run() once; for a probe whose defect can hide in one run (probe.trials > 1) again, until a trial shows the
     defect, or gives no evidence (an error, not_applicable, a finding of None: no trial after it could make the
-    rate stand), or probe.trials have run. The record kept is the last trial's (the one that showed the defect,
-    or the last of those that did not), with trials {run, shown}: session.opened says "k of N" from it. Each
-    trial's processes are reaped by the trial itself, and their fds closed before the next starts (each trial in
-    an arm_scope of the run's supervisor)."""
+    rate stand), or settles it (probe.settles: its outcome is not one the race hides the defect behind), or
+    probe.trials have run. The record kept is the last trial's (the one that showed the defect, or the last of
+    those that did not), with trials {run, shown} and settled (why the trials ended early without the defect):
+    session.opened says "k of N" from it. Each trial's processes are reaped by the trial itself, and their fds
+    closed before the next starts (each trial in an arm_scope of the run's supervisor)."""
     with supervisor.arm_scope():
         record = run()
     if probe.trials == 1:
         return record
-    tried = 1
+    tried, settled = 1, None
     while (shown := _shown(probe, record)) is False and tried < probe.trials:
+        if probe.settles is not None and (settled := probe.settles(record)):
+            break
         with supervisor.arm_scope():
             record = run()
         tried += 1
     record["trials"] = {"run": tried, "shown": int(shown is True)}
+    if settled:
+        record["trials"]["settled"] = settled
     return record
 
 

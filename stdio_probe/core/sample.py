@@ -244,6 +244,16 @@ def ignored_signals(pid: int) -> int | None:
     return None if ignored is None else int(ignored, 16)
 
 
+def disposition(pid: int, signum: int) -> str | None:
+    """What the process does with signum, from its masks: "caught" (a handler of its own), "ignored", or "default"
+    (the kernel's action: SIGINT's and SIGTERM's ends it with no code of its own run); None if unreadable."""
+    caught, ignored = caught_signals(pid), ignored_signals(pid)
+    if caught is None or ignored is None:
+        return None
+    bit = 1 << (signum - 1)
+    return "caught" if caught & bit else "ignored" if ignored & bit else "default"
+
+
 def blocked_in_every_thread(pid: int) -> int | None:
     """The mask of signals every thread of the process blocks (SigBlk of each /proc/<pid>/task/<tid>/status):
     one of them sent to the process stays pending. None when a thread's mask cannot be read (or none can)."""

@@ -15,7 +15,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from stdio_probe import __version__, package_file
 from stdio_probe.core import env_args, sample
@@ -30,10 +30,12 @@ SCHEMA_PATH = package_file("results.schema.json")
 
 
 class Trials(TypedDict):
-    """A repeated arm's rate (runner.run_trials): trials run, and how many of them showed the defect."""
+    """A repeated arm's rate (runner.run_trials): trials run, how many of them showed the defect, and why a trial
+    that did not show it ended them (Probe.settles)."""
 
     run: int
     shown: int
+    settled: NotRequired[str]
 
 
 class ArmRecord(TypedDict, total=False):

@@ -154,7 +154,9 @@ VERSIONS = {
         "arm pause_stretches, the same from 0.1 s (optional: an older one is judged on its gaps between starts). A "
         "survivor "
         "(H2, H4, H10, S5, L9) may carry adopted: its parent is the probe, a child subreaper that took it in when "
-        "its own parent died (optional: before, such an orphan went to init, parent 1).",
+        "its own parent died (optional: before, such an orphan went to init, parent 1). Optional, added within 11: "
+        "trials.settled (why a trial that did not show the defect ended the trials: S8's server not killed by "
+        "SIGPIPE, S9's SIGINT at its default action) and S9's sigint (caught, ignored or default, read before it).",
         _current_shape,
     ),
 }

@@ -228,12 +228,14 @@ def opened(judge: Callable[[dict], Finding]) -> Callable[[dict], Finding]:
 
 def rated(finding: Finding, trials: dict | None) -> Finding:
     """The finding of a repeated arm (runner.run_trials) says "k of N": how many of the trials run showed the
-    defect, before what the record's own trial showed (the one that showed it, or the last that did not)."""
+    defect, and why no more were needed where one settled it, before what the record's own trial showed (the one
+    that showed it, or the last that did not)."""
     if trials is None:
         return finding
     rate = f"{trials['shown']} of {trials['run']} trials"
     which = "that trial" if trials["shown"] else "the last"
-    note = f"shown in {rate}; {which}: {finding.note}"
+    settled = f" (no more: {trials['settled']})" if trials.get("settled") else ""
+    note = f"shown in {rate}{settled}; {which}: {finding.note}"
     return Finding(finding.shown, note, f"{rate}: {finding.short or finding.note}")
 
 

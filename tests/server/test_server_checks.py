@@ -83,6 +83,38 @@ def test_a_race_not_shown_is_tried_every_time_the_rate_asks():
     assert run["headline"] == f"0 of {session.RATE_TRIALS} trials: all 21 answered"
 
 
+def test_s8_needs_one_trial_unless_sigpipe_killed_the_server():
+    """The fixture ignores SIGPIPE, as Node and Python do: its write fails with EPIPE and it exits at EOF, an outcome
+    the race cannot have hidden a stay behind, so the first trial settles S8. Restoring SIGPIPE's default (a Go
+    server's stdout), it is killed writing the answer: that hides whether it would stay, and every trial is run."""
+    settled = run_checks((), checks=["S8"])["S8"]
+    assert settled["verdict"] == OK and settled["arms"]["bug"]["trials"] == {
+        "run": 1,
+        "shown": 0,
+        "settled": "it ended (exit 0), not killed by SIGPIPE",
+    }, settled["reason"]
+    assert settled["reason"].startswith("shown in 0 of 1 trials (no more: it ended (exit 0), not killed by SIGPIPE)")
+    killed = run_checks(("--die-on-epipe",), checks=["S8"])["S8"]
+    assert killed["verdict"] == OK and killed["arms"]["bug"]["signal"] == "SIGPIPE", killed["reason"]
+    assert killed["arms"]["bug"]["trials"] == {"run": session.RATE_TRIALS, "shown": 0}
+
+
+def test_s9_needs_one_trial_where_sigint_has_its_default_action():
+    """The fixture leaves SIGINT's default action: the kernel ends it, no handler runs, and the first trial settles
+    S9. With a handler of its own (it aborts), SIGINT runs its code, the race S9 looks for, and every trial is run."""
+    settled = run_checks((), checks=["S9"])["S9"]
+    bug = settled["arms"]["bug"]
+    assert settled["verdict"] == OK and bug["sigint"] == "default" and bug["signal"] == "SIGINT", settled["reason"]
+    assert bug["trials"] == {"run": 1, "shown": 0, "settled": SIGINT_SETTLED}
+    handled = run_checks(("--abort-on-signal",), checks=["S9"])["S9"]
+    bug = handled["arms"]["bug"]
+    assert handled["verdict"] == OK and bug["sigint"] == "caught" and bug["signal"] == "SIGABRT", handled["reason"]
+    assert bug["trials"] == {"run": session.RATE_TRIALS, "shown": 0}
+
+
+SIGINT_SETTLED = "SIGINT had its default action: the kernel ended it, no handler ran"
+
+
 @pytest.mark.parametrize("checks", [["S5"], ["S1", "S3", "S5", "S10", "S14"]])
 def test_a_descendant_that_outlives_the_server_is_listed_and_reaped(checks):
     """S5 alone runs its arms itself; with S1 and S3 it reads theirs (shared_arms), one start for both, and its

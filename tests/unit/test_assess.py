@@ -35,6 +35,7 @@ from stdio_probe.host import session
 from stdio_probe.host.checks import HOST_CHECKS
 from stdio_probe.report import record
 from stdio_probe.sdk.cases import CASES
+from stdio_probe.server import session as server_session
 from stdio_probe.server.checks import CHECKS
 from tests.paths import ROOT
 
@@ -218,7 +219,7 @@ def test_probe_run_applies_the_arms_needs_rule_only_where_nothing_said_so_alread
     assert kept["not_applicable"] == "fixture"
 
 
-def _trials_of(*records: dict, trials: int = 3) -> tuple[dict, list[dict]]:
+def _trials_of(*records: dict, trials: int = 3, settles=None) -> tuple[dict, list[dict]]:
     """runner.run_trials over a stub probe whose trials give records in turn: the arm's record, and those run."""
     given, ran = iter(records), []
 
@@ -226,7 +227,7 @@ def _trials_of(*records: dict, trials: int = 3) -> tuple[dict, list[dict]]:
         ran.append(next(given))
         return dict(ran[-1])
 
-    stub = dataclasses.replace(_stub({}), trials=trials)
+    stub = dataclasses.replace(_stub({}), trials=trials, settles=settles)
     return runner.run_trials(spawn.Supervisor(), stub, run), ran
 
 
@@ -240,6 +241,38 @@ def test_a_repeated_arm_stops_at_the_first_trial_that_shows_the_defect_or_has_no
         assert record == {**silent, "trials": {"run": 2, "shown": 0}} and len(ran) == 2
     record, ran = _trials_of({"shown": False}, {"shown": True}, trials=1)
     assert record == {"shown": False} and len(ran) == 1
+
+
+def test_a_trial_that_settles_the_race_ends_the_trials_and_says_why():
+    record, ran = _trials_of({"shown": False, "n": 1}, {"shown": False, "n": 2}, {"shown": True}, settles=_at_two)
+    assert record == {"shown": False, "n": 2, "trials": {"run": 2, "shown": 0, "settled": "n is 2"}}
+    assert len(ran) == 2
+    record, ran = _trials_of({"shown": False, "n": 1}, {"shown": True, "n": 2}, settles=_at_two)
+    assert record["trials"] == {"run": 2, "shown": 1}, "a trial that shows the defect is never called settled"
+
+
+def _at_two(record: dict) -> str | None:
+    return "n is 2" if record.get("n") == 2 else None
+
+
+def test_s8_is_settled_by_any_ending_but_sigpipe():
+    ended = {"initialized": True, "exit_after_s": 0.1, "exit_code": 0, "signal": None}
+    assert PROBES["S8"].settles(ended) == "it ended (exit 0), not killed by SIGPIPE"
+    assert PROBES["S8"].settles(ended | {"exit_code": -6, "signal": "SIGABRT"}) == (
+        "it ended (signal SIGABRT), not killed by SIGPIPE"
+    )
+    assert PROBES["S8"].settles(ended | {"exit_code": -13, "signal": "SIGPIPE"}) is None
+    finding = server_session.rated(Finding(False, "ended (exit 0)"), {"run": 1, "shown": 0, "settled": "it ended"})
+    assert finding.note == "shown in 0 of 1 trials (no more: it ended); the last: ended (exit 0)"
+
+
+def test_s9_is_settled_only_by_sigints_default_action():
+    ended = {"initialized": True, "exit_after_s": 0.1, "exit_code": -2, "signal": "SIGINT"}
+    assert PROBES["S9"].settles(ended | {"sigint": "default"}) == (
+        "SIGINT had its default action: the kernel ended it, no handler ran"
+    )
+    for other in ({"sigint": "caught"}, {"sigint": None}, {}):
+        assert PROBES["S9"].settles(ended | other) is None, other
 
 
 def test_a_repeated_arm_says_k_of_n_trials_in_its_note_and_headline():

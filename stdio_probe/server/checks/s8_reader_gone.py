@@ -16,7 +16,9 @@ progress (Session.watch): a server that spins is never idle, and is watched to t
 
 A server that never exits on EOF may still die of SIGPIPE writing the answer before it reads that EOF (mcp-cron,
 go-sdk: both ways in three runs): the trigger is tried again, on a fresh server each time, until a trial shows
-the defect (session.RATE_TRIALS at most: Probe.trials).
+the defect (session.RATE_TRIALS at most: Probe.trials). Only a death by SIGPIPE can hide it: a trial in which the
+server ended otherwise (an exit of its own, after the failed write and the EOF) settles the check (settled), and no
+more trials are run. A server that ignores SIGPIPE (Node, Python, rmcp's) gets EPIPE instead, so one trial decides.
 """
 
 from __future__ import annotations
@@ -86,4 +88,13 @@ def assess(record: dict) -> Finding:
     return Finding(False, f"ended ({how}) {observed:.2f} s after the reader left, {share}", f"{how} {observed:.2f} s")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS)
+def settled(record: dict) -> str | None:
+    """Why a trial that ended without the defect needs no other: the server was not killed by SIGPIPE, the one
+    outcome behind which the race (the answer's failed write before EOF is read) hides a server that stays."""
+    if record.get("signal") == "SIGPIPE":
+        return None
+    how = f"signal {record['signal']}" if record.get("signal") else f"exit {record['exit_code']}"
+    return f"it ended ({how}), not killed by SIGPIPE"
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS, settles=settled)

@@ -6,13 +6,16 @@ disposition even when the probe's is ignored (Supervisor.spawn_command), as it w
 
 Whether SIGINT finds a Python SDK server's stdin reader asleep in read(2) (L12: alive) or not yet back in it
 (its task cancelled: it ends, 4 s later on a loaded machine) is a race: the trigger is tried again, on a fresh
-server each time, until a trial shows the defect (session.RATE_TRIALS at most: Probe.trials).
+server each time, until a trial shows the defect (session.RATE_TRIALS at most: Probe.trials). The race is a
+handler's: a server whose SIGINT had its default action when it was sent (no handler, not ignored, read from
+/proc just before) is ended by the kernel, with none of its code run, so that trial settles the check (settled).
 """
 
 from __future__ import annotations
 
 import signal
 
+from stdio_probe.core import sample
 from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.server import session
 
@@ -24,12 +27,14 @@ PING_ID = 2
 
 def run_arm(arm: str, server: Server, options: Options) -> dict:
     """The opening, the era's liveness request answered (so the opening was handled: the server is idle),
-    then SIGINT to the server's pid alone; wait the bound for its exit."""
+    then SIGINT to the server's pid alone, what it did with SIGINT read just before (sigint: caught, ignored,
+    default); wait the bound for its exit."""
 
     def body(s: session.Session) -> dict:
         if s.send(s.liveness_request(PING_ID)):
             s.reader.wait_answer(PING_ID, options.window)
-        return session.after_signal(s, signal.SIGINT, min(options.window, session.SIGTERM_BOUND))
+        sigint = sample.disposition(s.child.pid, signal.SIGINT)
+        return {"sigint": sigint, **session.after_signal(s, signal.SIGINT, min(options.window, session.SIGTERM_BOUND))}
 
     return session.run(server, options, body)
 
@@ -39,4 +44,12 @@ def assess(record: dict) -> Finding:
     return session.assess_exit(record)
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS)
+def settled(record: dict) -> str | None:
+    """Why a trial that ended without the defect needs no other: SIGINT had its default action, so the kernel
+    ended the server and no handler of its could race its stdin reader (an older record, without sigint: None)."""
+    if record.get("sigint") != "default":
+        return None
+    return "SIGINT had its default action: the kernel ended it, no handler ran"
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS, settles=settled)
