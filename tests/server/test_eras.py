@@ -145,14 +145,16 @@ def sdk_verdicts(runs: dict, label: str) -> dict[str, str]:
 @pytest.mark.slow(55)
 @pytest.mark.parametrize("which", ["pinned", "2.3.0"])
 def test_the_sdks_mcpserver_in_both_eras_and_found_modern(which, pinned, second_sdk):
-    """MCPServer serves both eras on stdio (the first request decides): each forced, and found."""
+    """MCPServer serves both eras on stdio (the first request decides): each forced, its checks' verdicts the same
+    in both, and found modern (the era probe's; its checks are the forced modern one's, each start an import of mcp)."""
     python = (pinned if which == "pinned" else second_sdk).python
     server = f"{python} {API_FIXTURE} --payload-bytes 300000"
-    servers = [Server(str(protocol), server, ("payload", {}), protocol) for protocol in (None, *eras.ERAS)]
+    servers = [Server(str(protocol), server, ("payload", {}), protocol) for protocol in eras.ERAS]
     runs = run_servers(servers, list(SDK_VERDICTS), window=8.0)
-    for label in ("None", *eras.ERAS):
+    for label in eras.ERAS:
         assert sdk_verdicts(runs, label) == SDK_VERDICTS, (label, {c: r["reason"] for (n, c), r in runs.items()})
-    assert runs[("None", "S1")]["server"]["era"]["protocol"] == eras.MODERN
+    [found] = runner.run_servers([Server("found", server, ("payload", {}))], ["S1"], Options(8.0))
+    assert found["server"]["era"]["protocol"] == eras.MODERN and found["verdict"] == OK, found["reason"]
     assert runs[(eras.MODERN, "S6a")]["reason"] == "server/discover answered after invalid JSON"
     assert runs[(eras.LEGACY, "S6b")]["reason"] == "ping answered after invalid UTF-8"
 
