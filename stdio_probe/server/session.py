@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from stdio_probe.core import eras, mcp_schema, observe, progress, sample, spawn, wire
+from stdio_probe.core import eras, hang, mcp_schema, observe, progress, sample, spawn, wire
 from stdio_probe.core.model import Finding, Options, Server
 
 SIGTERM_BOUND = 5.0  # seconds a server has to exit after SIGTERM (capped by the window)
@@ -119,10 +119,20 @@ class Session:
         """observe.watch of the server from since, within a window of no progress (clock)."""
         return observe.watch(self.child.process, since, window, clock=self.clock(), **kwargs)
 
-    def wait_exit(self, bound: float, since: float | None = None) -> observe.Watched:
+    def wait_exit(
+        self, bound: float, since: float | None = None, prove: Callable[[], dict] | None = None
+    ) -> observe.Watched:
         """Until the server exits by itself, within a window of bound s of no progress from since (its trigger's
-        monotonic time, read before the trigger was given), or from now (watch)."""
-        return self.watch(time.monotonic() if since is None else since, bound)
+        monotonic time, read before the trigger was given), or from now (watch); or until prove() proves it cannot
+        (idle_on_stdin: the fast method's)."""
+        return self.watch(time.monotonic() if since is None else since, bound, prove=prove)
+
+    def idle_on_stdin(self) -> dict:
+        """hang's proof that the server can do nothing more until the probe writes to its stdin or closes it: every
+        thread asleep with no timeout, one in read(2) on the stdin pipe whose write end only the probe holds, and
+        nothing else that could wake one (method.md, "The wake-source rule")."""
+        stdin_fd, marker = self.child.process.stdin.fileno(), (spawn.SERVER_MARKER, self.server_id)
+        return hang.prove_blocked_on_pipe(self.child.pid, stdin_fd, marker=marker, foreign=True, side="read")
 
     def terminate(self) -> float:
         """SIGTERM to the server process alone, as a host's process.terminate() sends it; returns when, on the
@@ -287,18 +297,24 @@ def blocked_on_client(record: dict) -> str | None:
     return None
 
 
-def exit_after(s: Session, trigger: str, bound: float, since: float) -> dict:
+def exit_after(
+    s: Session, trigger: str, bound: float, since: float, prove: Callable[[], dict] | None = None
+) -> dict:
     """The record of a trigger (stdin EOF, SIGTERM) given at since: how long the server took to exit, within a
-    window of bound s of no progress; busy_after_s when it was still making progress at the outer bound."""
-    return {"trigger": trigger, **exited(s.wait_exit(bound, since)), "bound_s": bound}
+    window of bound s of no progress (or until prove() proved it cannot); busy_after_s when it was still making
+    progress at the outer bound."""
+    return {"trigger": trigger, **exited(s.wait_exit(bound, since, prove)), "bound_s": bound}
 
 
 def exited(watched: observe.Watched, again: str = "") -> dict:
-    """A wait for the exit as the record keeps it: exit_after_s (None while alive), and busy_after_s when the
-    server was alive and still making progress at the outer bound (the names prefixed by again)."""
+    """A wait for the exit as the record keeps it: exit_after_s (None while alive), busy_after_s when the server
+    was alive and still making progress at the outer bound, and proven_after_s when it was proven unable to exit
+    by itself (Session.idle_on_stdin) before the bound (the names prefixed by again)."""
     facts = {f"{again}exit_after_s": watched.exit_after_s}
     if watched.alive and watched.decided_by == "busy":
         facts[f"{again}busy_after_s"] = watched.decided_after_s
+    if watched.alive and watched.decided_by == "proof":
+        facts[f"{again}proven_after_s"] = watched.decided_after_s
     return facts
 
 
@@ -308,19 +324,22 @@ def busy_note(after: float, trigger: str) -> str:
     return f"still busy {after:.1f} s after {trigger} (never a window without progress)"
 
 
-def after_signal(s: Session, sig: signal.Signals, bound: float) -> dict:
+def after_signal(s: Session, sig: signal.Signals, bound: float, options: Options) -> dict:
     """sig to the server's pid alone (a host's terminate(), a Ctrl-C): how long it took to exit, within bound; if
-    it outlived the bound, sig once more (a host signalling again: again_exit_after_s, None while alive).
+    it outlived the bound, sig once more (a host signalling again: again_exit_after_s, None while alive). In the
+    fast method each wait also ends on the proof that the server, idle on its open stdin, cannot exit by itself
+    (Session.idle_on_stdin: proven_after_s), as the bound would have found it alive.
 
     How the record's exit facts then say it ended (exit code, signal, stderr) is its ending after the signals,
     the probe's own escalation at the arm's end (Child.stop: SIGTERM, then SIGKILL) included: S14 judges it."""
+    prove = s.idle_on_stdin if options.method == "fast" else None
     sent_at = time.monotonic()
     s.child.signal(sig)
-    record = exit_after(s, sig.name, bound, sent_at)
+    record = exit_after(s, sig.name, bound, sent_at, prove)
     if record["exit_after_s"] is None:
         sent_at = time.monotonic()
         s.child.signal(sig)
-        record |= exited(s.wait_exit(bound, sent_at), "again_")
+        record |= exited(s.wait_exit(bound, sent_at, prove), "again_")
     return record
 
 
@@ -364,18 +383,22 @@ def _survivors(s: Session) -> list[dict]:
 
 
 def assess_exit(record: dict) -> Finding:
-    """S1, S3, S9: shown when the server was alive after its trigger, a window of bound_s without progress or the
-    outer bound (busy_note); else how it ended, and when."""
+    """S1, S3, S9: shown when the server was alive after its trigger, a window of bound_s without progress, the
+    outer bound (busy_note) or proven unable to exit (proven_after_s); else how it ended, and when."""
     trigger, after = record["trigger"], record["exit_after_s"]
     if after is None:
         alive = f"alive {record['bound_s']:g} s after {trigger}"
         if "busy_after_s" in record:
             alive = busy_note(record["busy_after_s"], trigger)
+        if "proven_after_s" in record:
+            alive = f"alive, proven idle on stdin {record['proven_after_s']:.2f} s after {trigger}"
         if "again_exit_after_s" in record:
             again = record["again_exit_after_s"]
             second = "alive after a second" if again is None else f"exited {again:.2f} s after a second"
             if "again_busy_after_s" in record:
                 second = "still busy after a second"
+            if "again_proven_after_s" in record:
+                second = "proven idle after a second"
             return Finding(True, f"{alive}; {second}; ended by {record['ended_by']}", alive)
         return Finding(True, f"{alive}, ended by {record['ended_by']}", alive)
     how = f"signal {record['signal']}" if record["signal"] else f"exit {record['exit_code']}"

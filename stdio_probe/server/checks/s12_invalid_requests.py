@@ -23,7 +23,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from stdio_probe.core import eras, hang, sample, spawn, wire
+from stdio_probe.core import eras, sample, wire
 from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.server import session
 
@@ -104,13 +104,8 @@ def settle(s: session.Session, options: Options) -> dict:
     byte and the reader stopped), else, the window over without proof, stdin closed and stdout ended (each window
     one of no progress of the server: Session.watch, wire.StdoutReader.wait_progressing).
     settled_by is "proof", "stdout_end", or None (stdout still open a window after EOF)."""
-    stdin_fd, stdout_fd = s.child.process.stdin.fileno(), s.child.process.stdout.fileno()
-
-    def proof() -> dict:
-        marker = (spawn.SERVER_MARKER, s.server_id)
-        return hang.prove_blocked_on_pipe(s.child.pid, stdin_fd, marker=marker, foreign=True, side="read")
-
-    prove = proof if options.method == "fast" else None
+    stdout_fd = s.child.process.stdout.fileno()
+    prove = s.idle_on_stdin if options.method == "fast" else None
     watched = s.watch(time.monotonic(), options.window, prove=prove)
     record = watched.record("marker", proof_threads=False)
     if watched.decided_by == "proof":  # nothing more will be written: read what is in the pipe, then stop

@@ -23,7 +23,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
     def body(s: session.Session) -> dict:
         before = session.descendants(s)
         bound = min(options.window, session.SIGTERM_BOUND)
-        return session.after_signal(s, signal.SIGTERM, bound) | session.outliving(s, before)
+        return session.after_signal(s, signal.SIGTERM, bound, options) | session.outliving(s, before)
 
     return session.run(server, options, body)
 

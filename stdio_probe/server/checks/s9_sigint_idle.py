@@ -34,7 +34,8 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         if s.send(s.liveness_request(PING_ID)):
             s.reader.wait_answer(PING_ID, options.window)
         sigint = sample.disposition(s.child.pid, signal.SIGINT)
-        return {"sigint": sigint, **session.after_signal(s, signal.SIGINT, min(options.window, session.SIGTERM_BOUND))}
+        bound = min(options.window, session.SIGTERM_BOUND)
+        return {"sigint": sigint, **session.after_signal(s, signal.SIGINT, bound, options)}
 
     return session.run(server, options, body)
 
