@@ -8,8 +8,9 @@ afterwards, is answered.
 
 The bug arm sends frames() one after another, then the era's liveness request (ping; server/discover in
 2026-07-28) as the marker; the control sends each frame's valid twin (the liveness request with the
-frame's id). The marker answered is not enough on its own: a server may answer out of order. What
-came back is final once the marker is answered and either the server is proven idle (hang's
+frame's id). The marker answered is not enough on its own: a server may answer out of order. An arm whose
+every frame is answered once the marker is needs no wait: nothing later can take an answer back (fast method).
+Otherwise what came back is final once the marker is answered and either the server is proven idle (hang's
 read-side proof: every thread asleep with no timeout, one reading the empty stdin whose only writer
 is the probe, so nothing but the probe's next line can make it write; fast method), or, where no
 proof holds within the window (Node's libuv reads stdin in epoll, Go's runtime keeps a timed wait),
@@ -37,6 +38,7 @@ SENT_CAP = 120  # characters of a frame's bytes kept in the record
 NULL_ID_CAP = 10  # answers with id null kept in the record
 PARSE_ERROR = -32700
 NO_ANSWER = "no answer"
+ALL_ANSWERED = "all_answered"  # settled_by of an arm whose every frame was answered by the marker's answer
 BATCH = "batch"
 
 
@@ -92,9 +94,12 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
                 return {"error": f"frame {frame.name!r} not sent: {s.write_blocked or 'stdin closed'}"}
         answered = s.send(s.liveness_request(MARKER_ID)) and s.reader.wait_answer(MARKER_ID, options.window)
         record: dict = {"marker": eras.answer_text(s.answer(MARKER_ID)), "marker_answered": answered}
-        if answered:
+        bug = arm == "bug"
+        if answered and options.method == "fast" and NO_ANSWER not in came_back(answers(sent, lines, s.reader, bug)):
+            record["settled_by"] = ALL_ANSWERED  # nothing later can leave a frame unanswered: no wait
+        elif answered:
             record.update(settle(s, options))
-        return record | answers(sent, lines, s.reader, arm == "bug")
+        return record | answers(sent, lines, s.reader, bug)
 
     return session.run(server, options, body)
 
@@ -182,7 +187,9 @@ def assess(record: dict) -> Finding:
     if record["settled_by"] is None:
         note = "no proof the server was idle, and stdout still open a window after stdin EOF: the answers are not final"
         return Finding(None, note, "answers not final")
-    how = "proven idle" if record["settled_by"] == "proof" else "stdout ended after stdin EOF"
+    how = {"proof": "proven idle", ALL_ANSWERED: "every frame answered"}.get(
+        record["settled_by"], "stdout ended after stdin EOF"
+    )
     names, answers = [frame["name"] for frame in record["frames"]], came_back(record)
     seen = "; ".join(f"{name}: {answer}" for name, answer in zip(names, answers, strict=True))
     if nulls := record["id_null"]:
