@@ -158,7 +158,7 @@ VERSIONS = {
         "trials.settled (why a trial that did not show the defect ended the trials: S8's server not killed by "
         "SIGPIPE, S9's SIGINT at its default action) and S9's sigint (caught, ignored or default, read before it); "
         "S3's and S9's proven_after_s and again_proven_after_s (fast method: proven unable to exit by itself); "
-        "S12's settled_by all_answered (fast method: every frame answered once the marker was).",
+        "S12's settled_by all_answered (every frame answered once the marker was).",
         _current_shape,
     ),
 }

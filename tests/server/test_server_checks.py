@@ -216,11 +216,13 @@ def test_s12_lists_each_frame_and_what_came_back_once_the_server_is_proven_idle(
 
 
 def test_s12_without_a_proof_waits_for_stdout_to_end_after_eof():
-    """The window method never proves: what came back is final once stdout ends after stdin EOF."""
+    """The window method never proves: what came back is final once stdout ends after stdin EOF; the control,
+    every twin answered by the marker's answer, waits for nothing (all_answered), as in the fast method."""
     runs = run_checks(("--drop-invalid",), "window", ["S12"])
     assert runs["S12"]["verdict"] == BUG, runs["S12"]["reason"]
-    for arm in runs["S12"]["arms"].values():
-        assert arm["decided_by"] == "window" and arm["settled_by"] == "stdout_end" and arm["exit_code"] == 0
+    bug, control = runs["S12"]["arms"]["bug"], runs["S12"]["arms"]["control"]
+    assert bug["decided_by"] == "window" and bug["settled_by"] == "stdout_end" and bug["exit_code"] == 0, bug
+    assert control["settled_by"] == "all_answered" and "decided_by" not in control, control
     assert "stdout ended after stdin EOF" in runs["S12"]["reason"]
 
 

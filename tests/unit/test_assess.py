@@ -271,7 +271,7 @@ def test_s9_is_settled_only_by_sigints_default_action():
     assert PROBES["S9"].settles(ended | {"sigint": "default"}) == (
         "SIGINT had its default action: the kernel ended it, no handler ran"
     )
-    for other in ({"sigint": "caught"}, {"sigint": None}, {}):
+    for other in ({"sigint": "caught"}, {"sigint": None}, {}, {"sigint": "default", "signal": None, "exit_code": 0}):
         assert PROBES["S9"].settles(ended | other) is None, other
 
 

@@ -9,7 +9,8 @@ afterwards, is answered.
 The bug arm sends frames() one after another, then the era's liveness request (ping; server/discover in
 2026-07-28) as the marker; the control sends each frame's valid twin (the liveness request with the
 frame's id). The marker answered is not enough on its own: a server may answer out of order. An arm whose
-every frame is answered once the marker is needs no wait: nothing later can take an answer back (fast method).
+every frame is answered once the marker is needs no wait, in either method: nothing later can take an answer back,
+and waiting for the end of stdout would only turn a server that keeps it open into no verdict.
 Otherwise what came back is final once the marker is answered and either the server is proven idle (hang's
 read-side proof: every thread asleep with no timeout, one reading the empty stdin whose only writer
 is the probe, so nothing but the probe's next line can make it write; fast method), or, where no
@@ -95,7 +96,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         answered = s.send(s.liveness_request(MARKER_ID)) and s.reader.wait_answer(MARKER_ID, options.window)
         record: dict = {"marker": eras.answer_text(s.answer(MARKER_ID)), "marker_answered": answered}
         bug = arm == "bug"
-        if answered and options.method == "fast" and NO_ANSWER not in came_back(answers(sent, lines, s.reader, bug)):
+        if answered and NO_ANSWER not in came_back(answers(sent, lines, s.reader, bug)):
             record["settled_by"] = ALL_ANSWERED  # nothing later can leave a frame unanswered: no wait
         elif answered:
             record.update(settle(s, options))

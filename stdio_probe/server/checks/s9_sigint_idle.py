@@ -8,7 +8,8 @@ Whether SIGINT finds a Python SDK server's stdin reader asleep in read(2) (L12: 
 (its task cancelled: it ends, 4 s later on a loaded machine) is a race: the trigger is tried again, on a fresh
 server each time, until a trial shows the defect (session.RATE_TRIALS at most: Probe.trials). The race is a
 handler's: a server whose SIGINT had its default action when it was sent (no handler, not ignored, read from
-/proc just before) is ended by the kernel, with none of its code run, so that trial settles the check (settled).
+/proc just before) and that was killed by it was ended by the kernel, with none of its code run, so that trial
+settles the check (settled).
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ def assess(record: dict) -> Finding:
 
 
 def settled(record: dict) -> str | None:
-    """Why a trial that ended without the defect needs no other: SIGINT had its default action, so the kernel
-    ended the server and no handler of its could race its stdin reader (an older record, without sigint: None)."""
-    if record.get("sigint") != "default":
+    """Why a trial that ended without the defect needs no other: SIGINT had its default action and the server was
+    killed by it, so the kernel ended it and no handler of its could race its stdin reader (an older record,
+    without sigint: None; a server that ended otherwise, SIGINT blocked, is tried again)."""
+    if record.get("sigint") != "default" or record.get("signal") != "SIGINT":
         return None
     return "SIGINT had its default action: the kernel ended it, no handler ran"
 
