@@ -351,26 +351,42 @@ class Servers:
         is not rerun: method.md, "Arms side by side", says what that leaves undetected). An arm that showed the
         defect is tried alone until it shows it again, up to RATE_TRIALS times: a defect that is a race (a
         crash at SIGTERM one run in two) is not taken for interference on one rerun that missed it. A shared arm
-        is rerun as the check's own (its trials stop on what that check shows)."""
+        is rerun as the check's own (its trials stop on what that check shows), except one that takes a single
+        trial where its owner's arm is rerun too: the owner's rerun is one run alone of the same trigger, and the
+        check reads its last trial (_alone), as it reads the owner's record side by side."""
+        jobs = [
+            Job(i, check_id, arm, _rerun_trials(CHECKS[check_id], record))
+            for i, check_id in self._rerun_checks(records)
+            for arm, record in self._arms(records, i, check_id).items()
+        ]
+        rerun = {(job.subject, job.probe, job.arm) for job in jobs}
+        return [job for job in jobs if not (job.rerun == 1 and self._owner_rerun(job, rerun))]
+
+    def _rerun_checks(self, records: dict[Job, ArmRecord]) -> list[tuple[int, str]]:
+        """(server, check) of each check found reproduced or inconclusive side by side: those reruns() runs again."""
         again = (Outcome.REPRODUCED, Outcome.INCONCLUSIVE)
-        jobs = []
-        for i, server in enumerate(self.servers):
-            for check_id in self.probe_ids if not server.sequential_arms else ():
-                check, arms = CHECKS[check_id], self._arms(records, i, check_id)
-                if decide_check(check, arms)["verdict"] in again:
-                    jobs += [Job(i, check_id, arm, _rerun_trials(check, record)) for arm, record in arms.items()]
-        return jobs
+        return [
+            (i, check_id)
+            for i, server in enumerate(self.servers)
+            for check_id in (self.probe_ids if not server.sequential_arms else ())
+            if decide_check(CHECKS[check_id], self._arms(records, i, check_id))["verdict"] in again
+        ]
+
+    def _owner_rerun(self, job: Job, rerun: set[tuple[int, str, str]]) -> bool:
+        """Whether job's arm is shared (shared) with an owner whose arm is among rerun ((server, check, arm))."""
+        owner = self.shared(job.probe, job.arm)
+        return owner is not None and (job.subject, *owner) in rerun
 
     def runs(self, records: dict[Job, ArmRecord]) -> list[Run]:
         """Each check's verdict per server, each run describing its server and the era it was spoken to in; a
         check rerun one at a time (reruns) is the rerun's where the two disagree (side_by_side)."""
-        runs = []
+        runs, rerun = [], set(self._rerun_checks(records))
         for i, server in enumerate(self.servers):
             era = _with_version(self.eras[i], [record for job, record in records.items() if job.subject == i])
             for check_id in self.probe_ids:
                 check, arms = CHECKS[check_id], self._arms(records, i, check_id)
                 described, verdict = _server_described(server, era), decide_check(check, arms)
-                alone = _arms(records, i, check_id, alone=True)
+                alone = self._alone(records, i, check_id) if (i, check_id) in rerun else {}
                 side_by_side = None
                 if alone:
                     verdict, arms, side_by_side = against_rerun(check, verdict, arms, alone)
@@ -394,6 +410,20 @@ class Servers:
                 kept = CHECKS[owner[0]].trials == check.trials
                 arms[arm] = record if kept else {key: value for key, value in record.items() if key != "trials"}
         return {arm: arms[arm] for arm in check.arms}
+
+    def _alone(self, records: dict[Job, ArmRecord], subject: int, check_id: str) -> dict[str, ArmRecord]:
+        """A rerun check's arms as rerun one at a time ({} where nothing was rerun: the window method, a server with
+        --sequential-arms), a shared arm that reruns() left to its owner read from the owner's rerun: its last
+        trial, one run of the arm alone (the trials are the owner's)."""
+        arms = _arms(records, subject, check_id, alone=True)
+        for arm in CHECKS[check_id].arms:
+            owner = self.shared(check_id, arm)
+            if arm in arms or owner is None:
+                continue
+            for job, record in records.items():
+                if job.rerun and (job.subject, job.probe, job.arm) == (subject, *owner):
+                    arms[arm] = {key: value for key, value in record.items() if key != "trials"}
+        return arms
 
 
 INTERFERE = "arms interfere when side by side"

@@ -135,6 +135,23 @@ def test_a_descendant_that_outlives_the_server_is_listed_and_reaped(checks):
         assert runs["S1"]["verdict"] == runs["S3"]["verdict"] == runs["S10"]["verdict"] == OK
 
 
+def test_a_shared_arm_whose_owner_is_rerun_alone_reads_the_owners_rerun():
+    """A server that stays after EOF: S1 reproduced, S10 inconclusive on the same arm, both rerun one at a time.
+    S1's rerun is one run alone of S10's trigger, so S10 starts no server of its own for it, and is judged on it."""
+    reruns = []
+
+    def on_arm(label: str, probe_id: str, arm: str, state: str, note: str) -> None:
+        if state == "done" and arm.endswith(runner.RERUN):
+            reruns.append((probe_id, arm))
+
+    server = Server("stays", command("--no-exit-on-eof"))
+    runs = {run["case"]: run for run in runner.run_servers([server], ["S1", "S10"], Options(WINDOW), on_arm)}
+    assert reruns == [("S1", f"bug, {runner.RERUN}")]
+    assert runs["S1"]["verdict"] == BUG and runs["S10"]["verdict"] == "inconclusive", runs["S10"]["reason"]
+    assert runs["S10"]["side_by_side"] == {"verdict": "inconclusive", "rerun_alone": "inconclusive", "interfere": False}
+    assert runs["S10"]["shared_arms"] == {"bug": "S1 bug"}
+
+
 def test_large_answer_hang_is_proven_without_waiting_the_window():
     runs = run_checks(("--blocking-writes",), checks=["S2"])
     bug = runs["S2"]["arms"]["bug"]
