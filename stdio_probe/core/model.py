@@ -155,18 +155,17 @@ CASE_ARMS = ("bug", "control", "mitigated")
 class Probe:
     """What the runner and decide know of a probe (an SDK case, a server check or a host check).
 
-    Every probe module exports one as PROBE; the registries (cases.CASES, checks.CHECKS,
-    hosts.HOST_CHECKS) map its id to it. arms are run in this order; slow_arms (long fixed waits)
-    are queued before all others. pairs names a second bug/control pair judged by the same rule
-    (decide.decide), never changing the verdict. needs maps an arm to the rule that says, from its
-    record, what the subject lacks for the probe (the arm then becomes not_applicable). trials: how many
-    times at most each arm's trigger is tried (runner.run_trials), for a check whose defect can hide in one
-    run: again until a trial shows it (checks.session.RATE_TRIALS, and opened's "k of N"), unless settles says
-    why a trial that did not show it leaves no run of the race that could (its outcome is not the one the race
-    hides the defect behind: the trials end there). same_arms maps an arm
-    to another probe's arm that is the same trigger and observation, so that where both run, one start of the
-    subject serves both (runner.Servers: the arm's record is the other's, and the run says so). run_arm
-    spawns and returns the arm's record; assess is pure: it reads a record that carries neither
+    Every probe module exports one as PROBE; the registries (cases.CASES, checks.CHECKS, hosts.HOST_CHECKS) map its
+    id to it. arms are run in this order; slow_arms (long fixed waits, or a host check's wait on the hang most hosts
+    show) are queued before all others. pairs names a second bug/control pair judged by the same rule
+    (decide.decide), never changing the verdict. needs maps an arm to the rule that says, from its record, what the
+    subject lacks for the probe (the arm then becomes not_applicable). trials: how many times at most each arm's
+    trigger is tried (runner.run_trials), for a check whose defect can hide in one run: again until a trial shows it
+    (checks.session.RATE_TRIALS, and opened's "k of N"), unless settles says why a trial that did not show it leaves
+    no run of the race that could (its outcome is not the one the race hides the defect behind: the trials end
+    there). same_arms maps an arm to another probe's arm that is the same trigger and observation, so that where
+    both run, one start of the subject serves both (runner.Servers: the arm's record is the other's, and the run
+    says so). run_arm spawns and returns the arm's record; assess is pure: it reads a record that carries neither
     error nor not_applicable (every caller filters those) and says what it shows.
     """
 

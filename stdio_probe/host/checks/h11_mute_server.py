@@ -62,4 +62,4 @@ def assess_bug(record: dict) -> Finding:
     return Finding(True, f"call pending: {note} (the server read it and never answers)", note)
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(assess_bug))
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.judged(assess_bug), slow_arms=session.HANG_ARMS)

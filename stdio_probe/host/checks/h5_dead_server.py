@@ -39,5 +39,10 @@ def assess_bug(record: dict) -> Finding:
 
 
 PROBE = Probe(
-    ID, TITLE, ARMS, session.shutdown_arm(SCENARIO, session.at("exit", code=3)), session.judged(assess_bug)
+    ID,
+    TITLE,
+    ARMS,
+    session.shutdown_arm(SCENARIO, session.at("exit", code=3)),
+    session.judged(assess_bug),
+    slow_arms=session.HANG_ARMS,
 )

@@ -38,4 +38,6 @@ def assess_bug(record: dict) -> Finding:
     return after_answer(record, "four bad lines before the answer")
 
 
-PROBE = Probe(ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug))
+PROBE = Probe(
+    ID, TITLE, ARMS, session.shutdown_arm(SCENARIO), session.judged(assess_bug), slow_arms=session.HANG_ARMS
+)
