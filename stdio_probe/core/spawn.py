@@ -790,10 +790,12 @@ _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: t
 
 def from_a_shell(argv: list[str], env: dict[str, str]) -> list[str]:
     """argv started with the signal dispositions a shell gives a command, in env: through the stub that restores
-    SIGINT's and SIGQUIT's defaults (_with_default_sigint) where the probe's SIGINT is ignored (a background
-    job's), else as it is. Restored at exec, before the program starts: what it then does with them at start-up
-    (Python's KeyboardInterrupt handler, an SDK's handler installed at import) is its own, as from a terminal."""
-    return _with_default_sigint(argv, env) if signal.getsignal(signal.SIGINT) is signal.SIG_IGN else argv
+    SIGINT's and SIGQUIT's defaults (_with_default_sigint) where the probe ignores either (a background job
+    ignores both; a test run started as one restores its own SIGINT, not SIGQUIT), else as it is. Restored at
+    exec, before the program starts: what it then does with them at start-up (Python's KeyboardInterrupt
+    handler, an SDK's handler installed at import) is its own, as from a terminal."""
+    ignored = any(signal.getsignal(signum) is signal.SIG_IGN for signum in (signal.SIGINT, signal.SIGQUIT))
+    return _with_default_sigint(argv, env) if ignored else argv
 
 
 def _with_default_sigint(argv: list[str], env: dict[str, str]) -> list[str]:
