@@ -392,7 +392,9 @@ class Servers:
                     verdict, arms, side_by_side = against_rerun(check, verdict, arms, alone)
                 run = make_run(check_id, self.kind.key, described, verdict, NO_CONTRACT, arms)
                 shared = {arm: " ".join(owner) for arm in check.arms if (owner := self.shared(check_id, arm))}
-                if shared and not (side_by_side or {}).get("interfere"):  # else its arms are its own reruns
+                if (side_by_side or {}).get("interfere"):  # its arms are the reruns: its own, or its owner's
+                    shared = {arm: by for arm, by in shared.items() if arm not in _arms(records, i, check_id, True)}
+                if shared:
                     run["shared_arms"] = shared
                 if side_by_side is not None:
                     run["side_by_side"] = side_by_side

@@ -30,7 +30,7 @@ import pytest
 
 from stdio_probe.core import runner, spawn
 from stdio_probe.core.decide import decide, decide_check, mitigation
-from stdio_probe.core.model import Finding, Options, Probe
+from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.host import session
 from stdio_probe.host.checks import HOST_CHECKS
 from stdio_probe.report import record
@@ -481,3 +481,21 @@ def test_h4_a_stuck_host_that_signalled_only_the_wrapper_is_judged_on_its_child(
     assert h4.assess(unsignalled).shown is None and h4.assess(unsignalled).brief == "host never exited"
     unkilled = {key: value for key, value in wrapper.items() if key != "killed_t"}
     assert h4.assess({**unkilled, "survivors": []}).shown is None
+
+
+def test_a_check_that_reads_its_owners_rerun_says_so_when_the_two_disagree():
+    """S10 on a server that stays after EOF (inconclusive side by side) takes no rerun of its own: it reads S1's
+    (runner.Servers). A rerun in which the server exited cleanly turns both checks, and S10's record still names
+    its arm as S1's: the arm it is judged on is the rerun S1 made."""
+    fixture_shapes = _runs([ROOT / "tests" / "data" / "records" / "servers.json"])
+    stored = {(run["server"]["label"], run["case"]): run for run in fixture_shapes}
+    stays, exits = stored[("no-exit", "S1")]["arms"]["bug"], stored[("well", "S1")]["arms"]["bug"]
+    servers = runner.Servers([Server("x", "x")], ["S1", "S10"], eras=[{"protocol": "legacy", "version": "1"}])
+    side = {runner.Job(0, "S1", "bug"): stays}
+    rerun = runner.Job(0, "S1", "bug", server_session.RATE_TRIALS)
+    assert servers.reruns(side) == [rerun]
+    runs = {run["case"]: run for run in servers.runs({**side, rerun: exits})}
+    s10 = runs["S10"]
+    assert s10["side_by_side"]["interfere"] and s10["side_by_side"]["rerun_alone"] == "not_reproduced"
+    assert s10["shared_arms"] == {"bug": "S1 bug"} and "trials" not in s10["arms"]["bug"]
+    assert "shared_arms" not in runs["S1"] and runs["S1"]["side_by_side"]["interfere"]
