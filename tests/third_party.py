@@ -62,7 +62,7 @@ def python_servers() -> Path:
 
 # bytecode compiled at install: else the first run after it compiles the package in every process it starts side by
 # side (a host's 13 arms: openai-agents took 49 s of CPU in its first run, 36 s in later ones)
-COMPILED = ["--quiet", "--compile-bytecode"]
+COMPILE = "--compile-bytecode"
 
 
 def python_env(
@@ -77,7 +77,7 @@ def python_env(
         uv = _uv()
         # an interpreter of this machine's (uv would fetch one from a host outside the registries)
         _run([uv, "venv", "--quiet", "--no-python-downloads", "--python", base, str(folder)])
-        _run([uv, "pip", "install", *COMPILED, "--python", str(folder / "bin" / "python"), *requirements])
+        _run([uv, "pip", "install", "--quiet", COMPILE, "--python", str(folder / "bin" / "python"), *requirements])
 
     wanted = programs or ["python"]
     _ensure(folder, requirements, build, lambda: all((folder / "bin" / p).exists() for p in wanted))

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from stdio_probe.sdk.envs import base_python
-from tests.third_party import COMPILED, Unavailable, _ensure, _folder, _run, _uv
+from tests.third_party import COMPILE, Unavailable, _ensure, _folder, _run, _uv
 
 HOSTS_CACHE = Path(os.environ.get("STDIO_PROBE_HOSTS", Path.home() / ".cache" / "stdio-probe" / "hosts"))
 RECIPES = Path(__file__).resolve().parent.parent / "examples" / "hosts"
@@ -127,7 +127,7 @@ def _python_env(pin: HostPin) -> Path:
     def build() -> None:
         uv = _uv()
         _run([uv, "venv", "--quiet", "--python", base, str(folder)])
-        _run([uv, "pip", "install", *COMPILED, "--python", str(folder / "bin" / "python"), *pin.requirements])
+        _run([uv, "pip", "install", "--quiet", COMPILE, "--python", str(folder / "bin" / "python"), *pin.requirements])
 
     _ensure(folder, pin.requirements, build, lambda: (folder / "bin" / "python").exists())
     return folder

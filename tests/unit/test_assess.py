@@ -494,8 +494,10 @@ def test_a_check_that_reads_its_owners_rerun_says_so_when_the_two_disagree():
     side = {runner.Job(0, "S1", "bug"): stays}
     rerun = runner.Job(0, "S1", "bug", server_session.RATE_TRIALS)
     assert servers.reruns(side) == [rerun]
+    exits = {**exits, "trials": {"run": 21, "shown": 0}}  # as a rerun of S1's records it: its rate, not S10's
     runs = {run["case"]: run for run in servers.runs({**side, rerun: exits})}
     s10 = runs["S10"]
     assert s10["side_by_side"]["interfere"] and s10["side_by_side"]["rerun_alone"] == "not_reproduced"
     assert s10["shared_arms"] == {"bug": "S1 bug"} and "trials" not in s10["arms"]["bug"]
     assert "shared_arms" not in runs["S1"] and runs["S1"]["side_by_side"]["interfere"]
+    assert runs["S1"]["arms"]["bug"]["trials"] == {"run": 21, "shown": 0}
