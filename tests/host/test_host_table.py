@@ -66,12 +66,18 @@ def _answer_then_closed(found: dict) -> None:
 
 
 def _slower_than_its_timeout(found: dict) -> None:
-    """openai-agents' 5 s request timeout against a 16 MiB answer that its Python client takes in over
-    27 s at load 50 (the Python SDK host, same client: 27.6 s from the call to the whole answer read):
-    the call fails before the answer is in. Only a machine that moves 16 MiB through the client in under
-    5 s would see the answer complete."""
-    assert "timed out" in found["arms"]["bug"]["host"].get("stderr", ""), found["arms"]["bug"]["host"]
-    assert found["verdict"] == R and "before it took in the whole answer" in found["reason"], found["reason"]
+    """openai-agents' 5 s request timeout covers the transfer of the 16 MiB answer, which its Python client takes
+    in over 27 s at load 50 (the Python SDK host, same client: 27.6 s from the call to the whole answer read) and
+    in under a second on a quiet machine (method.md, H8). Where its timeout ran out, the call failed with "timed
+    out" before the answer was in: reproduced. Where it did not, the host exited 0 with the answer in and its
+    memory judged: not reproduced. Either way, never a hang."""
+    host = found["arms"]["bug"]["host"]
+    if "timed out" in host.get("stderr", ""):
+        assert found["verdict"] == R and "before it took in the whole answer" in found["reason"], found["reason"]
+    else:
+        assert host["exit_code"] == 0, host
+        assert found["verdict"] == N and "peak memory" in found["reason"], found["reason"]
+    assert "proven waiting forever" not in found["reason"], proof_readings(found)
 
 
 LOAD_SENSITIVE = {
