@@ -220,17 +220,42 @@ FIX_L10_FINISH = {
     ]
 }
 
-# L9, after the exit: the group kill (_terminate_process_tree: SIGTERM to the group, SIGKILL after its
-# timeout) runs whether or not the server exited by itself within the grace period.
+# Every signal a patched client sends its server's group, or the server alone, goes through a pidfd of the server
+# opened at its spawn, while the server was the client's child not yet reaped (_signal_server): a timer or a helper
+# that fires after the server was reaped reaches what is left of its group, or nothing; never a process that took
+# its pid since, or a group that took its number (pidfd_send_signal's group flag, Linux 6.9, as the probe's own
+# signals: host_contract.Pidfd). A kill by number there hit processes of other tests under the pid-reuse tests.
+SERVER_PIDFD = [
+    (
+        "    # The spawn succeeded; no awaits until the task group is entered, or a\n",
+        "    _SERVER_PIDFDS[process.pid] = os.pidfd_open(process.pid)\n"
+        "    # The spawn succeeded; no awaits until the task group is entered, or a\n",
+    ),
+    (
+        "def _parse_line(",
+        "_SERVER_PIDFDS: dict[int, int] = {}  # a server's pid -> a pidfd of it, opened at its spawn\n\n\n"
+        "def _signal_server(pid: int, group: bool = True, signum: int = 15) -> None:\n"
+        "    with suppress(ProcessLookupError):  # nothing of it is left\n"
+        '        __import__("signal").pidfd_send_signal(_SERVER_PIDFDS[pid], signum, None, 4 if group else 0)\n\n\n'
+        "def _parse_line(",
+    ),
+]
+
+# L9, after the exit: the group is SIGTERMed whether or not the server exited by itself within the grace period
+# (through the server's pidfd where it exited; where it did not, _terminate_process_tree, SIGKILL after its timeout).
 FIX_L9 = {
     "client/stdio.py": [
+        *SERVER_PIDFD,
         (
             "    if not await _wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT):\n"
             "        await _terminate_process_tree(process)\n",
             "    exited = await _wait_for_process_exit(process, PROCESS_TERMINATION_TIMEOUT)\n"
-            "    await _terminate_process_tree(process)\n"
+            "    if exited:\n"
+            "        _signal_server(process.pid)\n"
+            "    else:\n"
+            "        await _terminate_process_tree(process)\n"
             "    if not exited:\n",
-        )
+        ),
     ]
 }
 
@@ -238,12 +263,8 @@ FIX_L9 = {
 # descendants go whether the server then exits by itself or not.
 FIX_L9_BEFORE_WAIT = {
     "client/stdio.py": [
-        (
-            "    await _close_pipe(process.stdin)\n",
-            "    await _close_pipe(process.stdin)\n"
-            "    with suppress(ProcessLookupError):\n"
-            '        os.killpg(process.pid, __import__("signal").SIGTERM)\n',
-        )
+        *SERVER_PIDFD,
+        ("    await _close_pipe(process.stdin)\n", "    await _close_pipe(process.stdin)\n    _signal_server(process.pid)\n"),
     ]
 }
 
@@ -563,12 +584,18 @@ UNFORESEEN_FIXES = {
         ]
     },
     # a detached waker: at stdin EOF the server starts a process of its own session (its parent exits
-    # at once) that sends it SIGUSR1 a second later; the handler ends the server
+    # at once) that sends it SIGUSR1 a second later, through a pidfd of the server it inherits (a server that has
+    # exited by then is reached by nothing); the handler ends the server
     "L1-detached-waker": _at_stdin_eof(
         """
 import signal, subprocess
 signal.signal(signal.SIGUSR1, lambda signum, frame: os._exit(0))
-subprocess.run(["/bin/sh", "-c", f"(sleep 1; kill -USR1 {os.getpid()}) <&- >&- 2>&- &"], start_new_session=True, check=True)
+_me = os.pidfd_open(os.getpid())
+_wake = f"import signal; signal.pidfd_send_signal({_me}, signal.SIGUSR1)"
+subprocess.run(
+    ["/bin/sh", "-c", f"(sleep 1; exec {sys.executable} -I -S -c '{_wake}') <&- >&- 2>&- &"],
+    start_new_session=True, check=True, pass_fds=(_me,),
+)
 """
     ),
     # an unmarked helper: at stdin EOF the server posix_spawns a helper with an empty environment and no stdio of
@@ -586,16 +613,21 @@ os.waitpid(helper, 0)
 """
     ),
     # a delayed helper: as its shutdown starts, the client leaves a detached helper behind that SIGTERMs
-    # the server's group 1.5 s later, whatever becomes of the shutdown itself
+    # the server's group 1.5 s later, whatever becomes of the shutdown itself (through the server's pidfd, which it
+    # inherits)
     "L10-delayed-helper": {
         "client/stdio.py": [
+            *SERVER_PIDFD,
             (
                 "    await _close_pipe(process.stdin)\n",
                 "    await _close_pipe(process.stdin)\n"
+                "    _held = _SERVER_PIDFDS[process.pid]\n"
+                "    _term = f'import signal; signal.pidfd_send_signal({_held}, signal.SIGTERM, None, 4)'\n"
                 "    __import__('subprocess').run(\n"
-                "        ['/bin/sh', '-c', f'(sleep 1.5; kill -TERM -{process.pid}) <&- >&- 2>&- &'], start_new_session=True\n"
+                "        ['/bin/sh', '-c', f\"(sleep 1.5; exec {sys.executable} -I -S -c '{_term}') <&- >&- 2>&- &\"],\n"
+                "        start_new_session=True, pass_fds=(_held,),\n"
                 "    )\n",
-            )
+            ),
         ]
     },
     # a handler set at import: mcp.server.stdio, once imported, ends the process with 130 on SIGINT (where SIGINT
@@ -653,16 +685,11 @@ os.waitpid(helper, 0)
                 "                with anyio.CancelScope(shield=True):\n"
                 "                    await shutdown()\n"
                 '            except __import__("asyncio").CancelledError:\n'
-                "                _after_timerfd(1.0, lambda: _terminate_group(process.pid))\n"
+                "                _after_timerfd(1.0, lambda: _signal_server(process.pid))\n"
                 "                raise\n",
             ),
-            (
-                "def _parse_line(",
-                "def _terminate_group(pgid: int) -> None:\n"
-                "    with suppress(ProcessLookupError):\n"
-                '        os.killpg(pgid, __import__("signal").SIGTERM)\n\n\n'
-                + _AFTER_TIMERFD,
-            ),
+            ("def _parse_line(", _AFTER_TIMERFD),
+            *SERVER_PIDFD,
         ]
     },
 }
@@ -978,36 +1005,25 @@ def _scrub(value):
             "client/stdio.py": [
                 (
                     _CLIENT_AFTER_STOP,
-                    '    __import__("threading").Timer(1.0, _signal_group, (process.pid,)).start()\n'
+                    '    __import__("threading").Timer(1.0, _signal_server, (process.pid,)).start()\n'
                     + _CLIENT_AFTER_STOP,
                 ),
-                _before_parse_line(
-                    """
-def _signal_group(pgid: int) -> None:
-    with suppress(ProcessLookupError):
-        os.killpg(pgid, __import__("signal").SIGTERM)
-"""
-                ),
+                *SERVER_PIDFD,
             ]
         },
         "not_reproduced",
     ),
-    # not a fix: the same timer SIGTERMs the server alone (os.kill, not its group), which has already exited
+    # not a fix: the same timer SIGTERMs the server alone (not its group), which has already exited: nothing is
+    # reached
     "L9-timer-server-only": (
         {
             "client/stdio.py": [
                 (
                     _CLIENT_AFTER_STOP,
-                    '    __import__("threading").Timer(1.0, _signal_server, (process.pid,)).start()\n'
+                    '    __import__("threading").Timer(1.0, _signal_server, (process.pid, False)).start()\n'
                     + _CLIENT_AFTER_STOP,
                 ),
-                _before_parse_line(
-                    """
-def _signal_server(pid: int) -> None:
-    with suppress(ProcessLookupError):
-        os.kill(pid, __import__("signal").SIGTERM)
-"""
-                ),
+                *SERVER_PIDFD,
             ]
         },
         "reproduced",
@@ -1035,10 +1051,10 @@ def _watchdog(pgid: int) -> None:
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:
         select.select([], [], [], 0.05)
-    with suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGTERM)
+    _signal_server(pgid)
 """
                 ),
+                *SERVER_PIDFD,
             ]
         },
         "not_reproduced",
@@ -1076,13 +1092,13 @@ def _alarm_then_terminate(pgid: int) -> None:
     def alarmed() -> None:
         loop.remove_reader(fd)
         os.close(fd)
-        with suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGTERM)
+        _signal_server(pgid)
 
     loop.add_reader(fd, alarmed)
     signal.setitimer(signal.ITIMER_REAL, 1.0)
 """
                 ),
+                *SERVER_PIDFD,
             ]
         },
         "not_reproduced",
