@@ -11,19 +11,18 @@ What a host does beyond that (bounds, escalation, descendants) is the host check
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from contextlib import suppress
 from pathlib import Path
 
 import pytest
 
 from stdio_probe.core import spawn
+from stdio_probe.core.host_contract import Pidfd
 from tests import third_party_hosts
 from tests.paths import TESTS
 from tests.third_party import Unavailable
@@ -63,19 +62,21 @@ def _run_host(host: Host, log: Path) -> subprocess.CompletedProcess:
         start_new_session=True,
         env=spawn.child_env({}),  # the run's marker: conftest's guard sees what the host leaves alive
     )
+    held = Pidfd.open(process.pid)  # our child, not reaped yet: the number is still its own
+    assert held is not None, "no pidfd on this kernel (Linux 5.3 or later)"
     try:
         out, err = process.communicate(timeout=HOST_TIMEOUT)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        held.signal_group(signal.SIGKILL)
         out, err = process.communicate()
         pytest.fail(f"{host.name} did not exit within {HOST_TIMEOUT} s: {err.decode(errors='replace')[-800:]}")
     finally:
         deadline = time.monotonic() + EOF_GRACE
         while not any(e["event"] == "exit" for e in _events(log)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        for pid in [process.pid] + [e["pid"] for e in _events(log) if e["event"] == "start"]:
-            with suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL) if pid == process.pid else os.kill(pid, signal.SIGKILL)
+        held.signal_group(signal.SIGKILL)  # what is left of the host's group: the pidfd names it once it is reaped
+        held.close()
+        spawn.current().reap_all()  # what else carries the run's marker (the stand-in servers), each by a pidfd
     return subprocess.CompletedProcess(argv, process.returncode, out, err)
 
 

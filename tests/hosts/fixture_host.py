@@ -48,6 +48,7 @@ RELAUNCHES = 6
 BACKOFF = 0.3
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 PR_SET_PDEATHSIG = 1
+PIDFD_SIGNAL_PROCESS_GROUP = 1 << 2  # pidfd_send_signal(2): to the pidfd's process group
 
 
 def pdeathsig() -> None:
@@ -66,6 +67,7 @@ class Host:
             start_new_session=good,
             preexec_fn=pdeathsig if good else None,
         )
+        self.held = os.pidfd_open(self.server.pid)  # our child, not reaped yet: the number is still its own
         self.pending = b""
         self.next_id = 0
 
@@ -119,21 +121,19 @@ class Host:
                 return None
             self.pending = b"".join(chunks)
 
-    def signal(self, sig: int) -> None:
-        try:
-            if "--direct-child-only" in self.flags:
-                os.kill(self.server.pid, sig)
-            else:
-                os.killpg(self.server.pid, sig)
-        except ProcessLookupError:
-            pass
+    def signal(self, sig: int, alone: bool = False) -> None:
+        """sig to the server's group, or to the server alone (alone, --direct-child-only), through the pidfd held
+        since its spawn: once the server is reaped, what is left of its group or nothing, never a process or a
+        group that took its number since (the group flag: Linux 6.9)."""
+        alone = alone or "--direct-child-only" in self.flags
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(self.held, sig, None, 0 if alone else PIDFD_SIGNAL_PROCESS_GROUP)
 
     def close(self) -> None:
         if "--close-after" in self.flags:
             linger(float(sys.argv[sys.argv.index("--close-after") + 1]), "--busy-close" in self.flags)
         if "--term-at-once" in self.flags:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.server.pid, signal.SIGTERM)
+            self.signal(signal.SIGTERM, alone=True)
             self.server.wait()
             while os.read(self.server.stdout.fileno(), 65536):
                 pass
