@@ -9,9 +9,11 @@ l10: a native asyncio.timeout fires in the shutdown's grace, the server ignores 
 
 import asyncio
 import os
+import signal
 import sys
 import threading
 import time
+from contextlib import suppress
 
 import anyio
 import mcp_types as types
@@ -72,6 +74,26 @@ def _tree(pid: int) -> list[int]:
     return kids + [grand for kid in kids for grand in _tree(kid)]
 
 
+def _held(pids: list[int]) -> dict[int, int]:
+    """A pidfd of each pid still in this process's tree once it is open: a kill through it never reaches a process
+    that takes the number later (the one it names has been reaped)."""
+    held = {}
+    for pid in pids:
+        with suppress(ProcessLookupError):
+            held[pid] = os.pidfd_open(pid)
+            if pid not in _tree(os.getpid()):
+                os.close(held.pop(pid))
+    return held
+
+
+def _kill(held: dict[int, int], group: bool = False) -> None:
+    """SIGKILL through each pidfd (to the group the process leads, with group), then closed."""
+    for fd in held.values():
+        with suppress(ProcessLookupError):
+            signal.pidfd_send_signal(fd, signal.SIGKILL, None, 4 if group else 0)  # 4: PIDFD_SIGNAL_PROCESS_GROUP
+        os.close(fd)
+
+
 def _live(pids: list[int]) -> list[int]:
     live = []
     for pid in pids:
@@ -87,20 +109,19 @@ async def l9() -> None:
     async with stdio_client(peer("eof-exit")):
         await anyio.sleep(0.5)
         sleeps = [pid for pid in _tree(os.getpid()) if open(f"/proc/{pid}/cmdline").read().startswith("sleep")]
+        held = _held(sleeps)  # while they are still in this process's tree, under the live server
     since = time.monotonic()
     print("L9: descendants left at the exit", _live(sleeps))
     await anyio.sleep(2.5)
     print(f"L9: left {time.monotonic() - since:.1f} s after the exit", _live(sleeps))
-    for pid in _live(sleeps):
-        os.kill(pid, 9)
+    _kill(held)
 
 
 def _give_up(bound: float) -> None:
     """After bound seconds: say so, end what the host started (its server's group), leave."""
     time.sleep(bound)
     print(f"L10: host not returned {bound:g} s after it connected", flush=True)
-    for pid in _live(_tree(os.getpid())):
-        os.killpg(pid, 9)
+    _kill(_held(_live(_tree(os.getpid()))), group=True)
     os._exit(1)
 
 

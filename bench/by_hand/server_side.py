@@ -28,7 +28,9 @@ def outcome(child: subprocess.Popen, since: float, after: str) -> str:
     try:
         code = child.wait(BOUND)
     except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
+        held = os.pidfd_open(child.pid)  # not reaped yet: the number is still the child's
+        signal.pidfd_send_signal(held, signal.SIGKILL, None, 4)  # 4: PIDFD_SIGNAL_PROCESS_GROUP, the group it leads
+        os.close(held)
         child.wait()
         return f"still running {BOUND:g} s after {after}"
     return f"exit {code} {time.monotonic() - since:.2f} s after {after}"
