@@ -124,4 +124,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # the run in hand was ended on the way out (started)
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
