@@ -3,9 +3,11 @@
 Each run clones this checkout's HEAD into a new temporary folder and runs the quick start's test command there
 exactly as the README gives it (`bash -c`, the clone as the working folder; the shared caches of SDKs, servers and
 pip are a user's), first --quiet runs with nothing else started here, then --hog runs with one busy loop per core
-throughout (a loaded CI runner). A run is never retried. Prints, per run, the load average at its start (1, 5 and 15
-minutes: a quiet run's includes what the run before it left), its wall time, its exit code and pytest's last line;
-then the runs passed in a row from the first and the median time of each kind. A failed run's output is kept
+throughout (a loaded CI runner: each loop a session of its own, so that with the kernel's autogroup scheduling it
+takes a session's share against the suite's, as another job's process would). A run is never retried. Prints,
+per run, the load average at its start (1, 5 and 15 minutes: a quiet run's includes what the run before it left),
+its wall time, its exit code and pytest's last line; then the runs passed in a row from the first and the median
+time of each kind. A failed run's output is kept
 (its path is printed); the clone is removed. Ctrl-C, a run past RUN_BOUND or an error ends the run in hand: its
 process group gets SIGINT (pytest's own Ctrl-C: the probe's supervisors reap what they started), then SIGKILL
 2 s later (each probe run's guardian reaps what its run started), both through a pidfd of the group's leader,
