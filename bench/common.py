@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from stdio_probe.core.host_contract import Pidfd  # noqa: E402
+
+INTERRUPT_GRACE = 2.0  # seconds a group gets after SIGINT to end before SIGKILL (Ctrl-C's bound)
+HOG = "while True:\n    pass\n"
 
 
 def run_probe(*args: str) -> tuple[float, dict]:
@@ -38,3 +47,33 @@ def l1_proof_delays(results: dict) -> list[float]:
     bugs = ("bug", "bug_server_api")
     arms = [run["arms"].get(arm, {}) for run in results["runs"] if run["case"] == "L1" for arm in bugs]
     return [arm["decided_after_eof_s"] for arm in arms if arm.get("decided_by") == "proof"]
+
+
+@contextlib.contextmanager
+def started(argv: list[str], **popen: object) -> Iterator[subprocess.Popen]:
+    """argv as the leader of a process group of its own, held by a pidfd while it runs; on leaving the block its
+    group gets SIGINT, then SIGKILL after INTERRUPT_GRACE, and the leader is reaped (an exit on its own included)."""
+    process = subprocess.Popen(argv, start_new_session=True, **popen)
+    held = Pidfd.open(process.pid)  # our child, not yet waited for: the number is still its own
+    try:
+        yield process
+    finally:
+        if held is not None:
+            for sig, grace in ((signal.SIGINT, INTERRUPT_GRACE), (signal.SIGKILL, 0.0)):
+                if process.poll() is not None or not held.signal_group(sig):
+                    break
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(grace)
+            held.signal_group(signal.SIGKILL)  # what the leader left in its group when it ended
+            held.close()
+        process.wait()
+
+
+@contextlib.contextmanager
+def hogs(count: int) -> Iterator[None]:
+    """count busy loops for the block, ended whatever happens."""
+    with contextlib.ExitStack() as stack:
+        for _ in range(count):
+            quiet = {"stdin": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}  # its KeyboardInterrupt unprinted
+            stack.enter_context(started([sys.executable, "-c", HOG], **quiet))
+        yield

@@ -12,7 +12,6 @@ Usage: python bench/load_agreement.py [--runs 20] [--window 10]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import shlex
@@ -20,16 +19,16 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import hogs  # noqa: E402
+
 from tests import third_party, third_party_hosts  # noqa: E402
 
 RUN_BOUND = 1800.0  # seconds one CLI run may take, loaded, before it is killed (and the bench fails)
-HOG = "while True:\n    pass\n"
 SLOW = 'slow {"seconds": 0.5}'
 
 
@@ -57,21 +56,6 @@ def run_round(args: list[list[str]], window: float) -> tuple[float, float, dict[
                 subject = (run.get("server") or run.get("host"))["label"]
                 found[f"{subject}:{run['case']}"] = run["verdict"]
     return time.monotonic() - started, os.getloadavg()[0], found
-
-
-@contextlib.contextmanager
-def hogs(count: int) -> Iterator[list[subprocess.Popen]]:
-    """count busy-loop processes for the block, killed and reaped whatever happens (an exception, Ctrl-C)."""
-    started: list[subprocess.Popen] = []
-    try:
-        for _ in range(count):
-            started.append(subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.DEVNULL))
-        yield started
-    finally:
-        for process in started:
-            process.kill()
-        for process in started:
-            process.wait()
 
 
 def table(quiet: dict[str, str], loaded: list[dict[str, str]]) -> list[str]:
