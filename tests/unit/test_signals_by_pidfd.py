@@ -4,7 +4,7 @@ A pid or a process group's number names a process only until the process is reap
 reaches whatever took the number. The probe holds every process it signals by a pidfd (host_contract.Pidfd); so do
 the fixtures, the SDK copies the tests patch (tests/sdk_fixes.py) and the scripts under bench/, where the probe's
 package is not imported, with pidfd_send_signal itself (fix shapes once SIGTERMed their server by number up to
-1.5 s after the client had reaped it, and another test's process died of a SIGTERM meant for nothing). Popen.kill and
+1.5 s after the client had reaped it). Popen.kill and
 Popen.send_signal are not looked for: they signal only a child the Popen has not reaped (they poll first).
 The exceptions, each a number that cannot have been taken, are listed with the reason.
 """
