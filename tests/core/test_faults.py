@@ -45,12 +45,12 @@ def test_reap_all_finds_reparented_grandchildren_by_marker(tmp_path, supervisor)
         "time.sleep(600)\n"
     )
     child = supervisor.spawn(sys.executable, str(script), [], {})
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 300  # a safety net: the parent's exit ends the wait, not a clock (a loaded machine)
 
     def grandchild_started() -> bool:  # exec'd: past its setsid, out of the parent's group (before, stop kills it)
         return any("time.sleep(600)" in p["cmdline"] and p["pid"] != child.pid for p in spawn.run_processes())
 
-    while not grandchild_started() and time.monotonic() < deadline:
+    while not grandchild_started() and child.process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     child.stop()  # kills the parent's group only: the grandchild is re-parented, still alive
     [orphan] = spawn.run_processes()
