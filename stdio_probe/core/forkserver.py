@@ -42,7 +42,7 @@ PRELOAD = (
 )
 SPAWN_MARKER = "PROBE_SPAWN_ID"  # one spawned fixture's tree (spawn), forked ones too: the proofs' hang.Marker
 SHIM_SOCKET_ENV = "PROBE_FORK_SOCKET"  # fixtures/fork_shim.py's: set for every forked fixture, so a driver finds it
-STALL_BOUND = 2.0  # seconds without CPU progress and without a child: the server is stuck (in its preload)
+STALL_BOUND = 2.0  # seconds asleep (neither running nor waiting for a CPU) without a child: stuck (in its preload)
 START_CAP = 60.0  # the longest a fork may wait for its pid, progress or not
 POLL_INTERVAL = 0.1
 
@@ -190,9 +190,14 @@ class ForkServer:
         return self._pidfd is not None and self._pidfd.signal(0)
 
     def _await_pid(self, status: socket.socket) -> int:
-        """The forked child's pid; unavailable if the server dies, stalls (no CPU progress), or passes START_CAP."""
+        """The forked child's pid; unavailable if the server dies, stalls, or passes START_CAP.
+
+        A stall is STALL_BOUND seconds in which the server neither ran nor waited on a run queue for a CPU
+        (sample.scheduled_ns): asleep in its preload (a lock, a read that never ends). A server runnable but
+        starved by the load is not stalled: CPU ticks alone gave a server up at a load of 30 on 2 cores (no child
+        from the fork server: exit None), and every later fixture of its SDK was exec'd."""
         started = progressed = time.monotonic()
-        cpu = sample.cpu_seconds(self.process.pid)
+        scheduled = sample.scheduled_ns(self.process.pid)
         while time.monotonic() - progressed < STALL_BOUND and time.monotonic() - started < START_CAP:
             if sample.readable(status, POLL_INTERVAL):
                 if data := status.recv(4096):
@@ -200,8 +205,8 @@ class ForkServer:
                 break
             if self.process.poll() is not None or self.unavailable:
                 break
-            if (now := sample.cpu_seconds(self.process.pid)) > cpu:
-                cpu, progressed = now, time.monotonic()
+            if (now := sample.scheduled_ns(self.process.pid)) > scheduled:
+                scheduled, progressed = now, time.monotonic()
         raise ForkServerUnavailable(self.unavailable or f"no child from the fork server: {self.stderr_tail()}")
 
     def _give_up(self, why: str) -> str:

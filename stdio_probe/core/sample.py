@@ -107,6 +107,14 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def scheduled_ns(pid: int) -> int:
+    """Nanoseconds the process has run or waited on a run queue for a CPU (/proc/PID/schedstat; 0 once it is
+    gone): it grows while the process is runnable, however loaded the machine, and stands still only while it
+    sleeps."""
+    fields = (_read(f"/proc/{pid}/schedstat") or "").split()
+    return int(fields[0]) + int(fields[1]) if len(fields) >= 2 else 0
+
+
 def cpu_ticks(pid: int) -> int:
     """Clock ticks of CPU the process and the children it has reaped have used (utime, stime, cutime, cstime;
     0 once it is gone): a child's ticks stay counted once it is reaped."""

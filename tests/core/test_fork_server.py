@@ -316,6 +316,22 @@ def test_fork_server_gives_up_on_state_a_fork_would_drop(tmp_path, what, supervi
         server.close(spawn.TERM_GRACE)
 
 
+def test_fork_server_asleep_in_its_preload_is_given_up(tmp_path, supervisor):
+    """A preload asleep (an import that never returns) neither runs nor waits for a CPU: after STALL_BOUND the
+    server is given up and its fixtures are exec'd. (One only starved of CPU by the load is not: it waits on a
+    run queue, which /proc/PID/schedstat counts.)"""
+    (tmp_path / "mcp").mkdir()
+    (tmp_path / "mcp" / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    env = {**spawn.child_env({"PYTHONPATH": str(tmp_path)}), spawn.SPAWN_MARKER: spawn.SPAWN_PLACEHOLDER}
+    server = ForkServer([sys.executable], spawn.FIXTURES / "fork_server.py", env, supervisor.run_folder())
+    try:
+        with pytest.raises(ForkServerUnavailable, match="no child from the fork server"):
+            _forked(server, spawn.FIXTURES / "fixture_events.py", [])
+        assert server.process.poll() is not None, "the server given up is ended"
+    finally:
+        server.close(spawn.TERM_GRACE)
+
+
 ADOPTS_AN_ORPHAN = textwrap.dedent(
     """
     import ctypes, os, socket, sys, time
