@@ -19,7 +19,9 @@ at an exit, SIGPIPE at a write, a timer's) is not a send and is not counted. Eve
 the tree is listed: that is the one a run must never send. Descent is by fork, so a process re-parented to a
 subreaper is still its forker's descendant.
 
-Needs root and tracefs (mounted at /sys/kernel/tracing if it is not). Exit 0 when no signal left the tree,
+COMMAND runs as a process group of its own, held by a pidfd (bench/common.started): Ctrl-C ends that group
+(SIGINT, then SIGKILL 2 s later), one line, exit 130. Needs root and tracefs (mounted at /sys/kernel/tracing if
+it is not). Exit 0 when no signal left the tree,
 1 when one did, 2 when it cannot trace or lost events (then nothing is claimed). COMMAND's exit code is printed.
 """
 
@@ -35,6 +37,10 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import started  # noqa: E402
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("signal/signal_generate", "sched/sched_process_fork", "sched/sched_process_exec")
@@ -65,6 +71,9 @@ def main() -> int:
         except OSError as exc:
             print(f"cannot run {command[0]}: {exc}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print("interrupted: COMMAND's group ended, nothing claimed", file=sys.stderr)
+            return 130
         report = audit(trace.read_text(errors="replace").splitlines(), pid)
     finally:
         instance.rmdir()  # the kernel frees its buffers and disables its events with it
@@ -103,8 +112,8 @@ def _traced(instance: Path, command: list[str], trace: Path) -> tuple[int, int, 
     reader = threading.Thread(target=_drain, args=(instance / "trace_pipe", trace, stop))
     reader.start()
     try:
-        process = subprocess.Popen(command)
-        code = process.wait()
+        with started(command) as process:  # its own group, ended (SIGINT, then SIGKILL) however the block is left
+            code = process.wait()
     finally:
         (instance / "tracing_on").write_text("0")
         stop.set()
