@@ -96,7 +96,7 @@ HOST_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 STOP_GRACE = 0.2  # a run cut short (stop): seconds between SIGTERM and SIGKILL, so it ends within 2 s
 KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) before reaping gives up
 SCAN_INTERVAL = 0.02
-QUIET_SCANS = 3  # scans in a row that find nothing before reaping is done (one can miss a pid mid-hop)
+QUIET_SCANS = 3  # scans in a row that find nothing alive before reaping is done (one can miss a hop)
 # a started server's own folders (Sandbox): each variable's folder, inside the sandbox's; its working folder
 SANDBOX_FOLDERS = {
     "HOME": "home",
@@ -958,7 +958,9 @@ def kill_rounds(
     signal goes through a pidfd: what we spawned through its own, a group through its leader's, which
     reaches the group even once the leader is reaped and never a stranger given its number. What we spawned
     is polled meanwhile, so its exits are reaped. Returns every process found in any round, as first found.
-    It is done after QUIET_SCANS scans in a row find none alive."""
+    It is done after QUIET_SCANS scans in a row find none alive. A scan that found one alive that had exited by
+    the time it was held is not quiet: on a loaded machine a scan reads a hopper mid-hop, its successor forked
+    after its pid was read; three such scans in a row once ended a stop with the successor alive."""
     spawned = spawned or {}
     never = _self_and_ancestors()  # whatever environment they carry: never held, so neither are their groups
     seen: dict[int, dict] = {}
@@ -974,6 +976,7 @@ def kill_rounds(
                 for pid in found.keys() - held.keys():
                     if (pidfd := Pidfd.open(pid, ours)) is not None:
                         held[pid] = opened[pid] = pidfd
+                refused = {pid for pid in found.keys() - held.keys() if sample.is_live(pid)}  # alive, not ours
                 live = {pid for pid, pidfd in held.items() if not pidfd.exited()}
                 for pid in live if sig == signal.SIGKILL else live - signalled:
                     _send(held[pid], sig)
@@ -982,7 +985,7 @@ def kill_rounds(
                 signalled |= live
                 for process in spawned:
                     _running(process)
-                quiet = 0 if live else quiet + 1
+                quiet = 0 if live or found.keys() - refused else quiet + 1
                 if quiet >= QUIET_SCANS:
                     return seen
                 if time.monotonic() >= deadline:

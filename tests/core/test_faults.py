@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 
@@ -73,3 +74,35 @@ def test_a_run_inside_the_tests_own_shares_its_children_and_takes_none_for_an_or
             child.close()
         assert supervisor.adopted() == [] and inner.adopted() == []
     assert theirs.process.returncode == mine.process.returncode == 0
+
+
+
+
+def test_a_scan_that_finds_a_process_gone_before_it_is_held_is_not_quiet():
+    """kill_rounds on a pid hopper that every scan reads mid-hop, as a scan of a loaded machine does: the process it
+    reports alive has exited by the time it is held, its successor (started meanwhile) not listed. Such a scan is
+    not quiet, so the rounds go on until one holds and kills the current successor; before that rule, three such
+    scans in a row ended the reap with the successor alive (seen in the suite, the hostile hopper's leftover).
+    The scans are staged (find); the processes and the signals are real."""
+    hops = []
+
+    def hop() -> None:
+        hops.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"]))
+
+    def find() -> dict[int, dict]:  # five scans read the hopper mid-hop, then one finds its live successor
+        if len(hops) <= 5:
+            gone = hops[-1]
+            hop()
+            gone.kill()
+            gone.wait()
+            return {gone.pid: {"pid": gone.pid}}
+        return {process.pid: {"pid": process.pid} for process in hops if process.poll() is None}
+
+    hop()
+    try:
+        spawn.kill_rounds(find, lambda pid: pid in {process.pid for process in hops}, spawn.STOP_GRACE)
+        assert [process.poll() for process in hops].count(None) == 0, "the successor outlived the reap"
+    finally:
+        for process in hops:
+            process.kill()
+            process.wait()
