@@ -216,11 +216,13 @@ class Child:
         return Clock(tree(self.pid), self.moved)
 
     def stop(self) -> None:
-        """SIGTERM to its group, then SIGKILL after a bound; records which one ended it."""
+        """SIGTERM to its group, then SIGKILL after a bound; records which one ended it (_ended_before)."""
+        sent = None
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self._exited_by_itself():
+            if self._ended_before(sent):
                 return
             self.signal_group(sig)
+            sent = sig
             try:
                 self.process.wait(TERM_GRACE)
             except subprocess.TimeoutExpired:
@@ -232,23 +234,28 @@ class Child:
 
     def stop_process_only(self) -> None:
         """SIGTERM to the process alone (not its group), then SIGKILL after a bound; records which ended it."""
+        sent = None
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self._exited_by_itself():
+            if self._ended_before(sent):
                 return
             self.signal(sig)
+            sent = sig
             if self.wait_self_exit(TERM_GRACE):
                 self.ended_by = sig.name
                 return
 
-    def _exited_by_itself(self) -> bool:
-        """Whether it has exited before a signal of ours, by the kernel's word (its pidfd reads as exited) when its
-        status has not come yet: a forked fixture's comes from its fork server, later under load, and one that
-        exited meanwhile (a server that exits on server/discover) must not read as ended by the stop's SIGTERM.
-        Its status is then awaited (bounded)."""
+    def _ended_before(self, sent: signal.Signals | None) -> bool:
+        """Whether it has exited before the stop's next signal, by the kernel's word (its pidfd reads as exited)
+        when its status has not come yet: a forked fixture's comes from its fork server, later under load, and one
+        that exited meanwhile (a server that exits on server/discover) must not read as ended by the stop's
+        SIGTERM. Its status is then awaited (bounded), and ended_by is the signal sent before (sent): one that
+        ended just after its SIGTERM's wait ran out ended by the SIGTERM, not by itself."""
         if _running(self.process) and (self.pidfd is None or not self.pidfd.exited()):
             return False
         with suppress(subprocess.TimeoutExpired, ForkServerError):
             self.process.wait(TERM_GRACE)
+        if sent is not None:
+            self.ended_by = sent.name
         return True
 
     def signal(self, sig: int) -> bool:

@@ -106,3 +106,27 @@ def test_a_scan_that_finds_a_process_gone_before_it_is_held_is_not_quiet():
         for process in hops:
             process.kill()
             process.wait()
+
+
+def test_a_process_that_ends_as_its_sigterms_wait_runs_out_is_recorded_ended_by_the_sigterm(supervisor, tmp_path):
+    """Child.stop: a server whose SIGTERM handler ends it just as the stop's wait for it runs out ended by the
+    SIGTERM, not by itself (it had not ended before it). The moment is staged (the wait runs out as it exits); the
+    process and its signal are real."""
+    script = tmp_path / "ends_on_sigterm.py"
+    script.write_text(
+        "import signal, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = supervisor.spawn(sys.executable, str(script), [], {})
+    assert child.process.stdout.readline() == b"ready\n"
+    exited = child.process.wait
+
+    def ran_out(timeout: float | None = None) -> int:
+        exited(300)  # a safety net: its exit ends the wait
+        raise subprocess.TimeoutExpired("the stop's wait", timeout)
+
+    child.process.wait = ran_out
+    child.stop()
+    assert (child.process.returncode, child.ended_by) == (0, "SIGTERM")
