@@ -96,7 +96,7 @@ HOST_DEFAULT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 STOP_GRACE = 0.2  # a run cut short (stop): seconds between SIGTERM and SIGKILL, so it ends within 2 s
 KILL_BOUND = 2.0  # seconds of SIGKILL rounds (rescan, kill what is found) before reaping gives up
 SCAN_INTERVAL = 0.02
-QUIET_SCANS = 3  # scans in a row that find nothing alive before reaping is done (one can miss a hop)
+QUIET_SCANS = 3  # quiet scans in a row before reaping is done (kill_rounds; one can miss a hop)
 # a started server's own folders (Sandbox): each variable's folder, inside the sandbox's; its working folder
 SANDBOX_FOLDERS = {
     "HOME": "home",
@@ -216,40 +216,31 @@ class Child:
         return Clock(tree(self.pid), self.moved)
 
     def stop(self) -> None:
-        """SIGTERM to its group, then SIGKILL after a bound; records which one ended it (_ended_before)."""
-        sent = None
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self._ended_before(sent):
-                return
-            self.signal_group(sig)
-            sent = sig
-            try:
-                self.process.wait(TERM_GRACE)
-            except subprocess.TimeoutExpired:
-                continue
-            except ForkServerError:  # it ended, and its exit status went with its fork server
-                pass
-            self.ended_by = sig.name
-            return
+        """SIGTERM to its group, then SIGKILL after a bound; records which one ended it (_ended_after)."""
+        self._stop(self.signal_group)
 
     def stop_process_only(self) -> None:
         """SIGTERM to the process alone (not its group), then SIGKILL after a bound; records which ended it."""
-        sent = None
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            if self._ended_before(sent):
-                return
-            self.signal(sig)
-            sent = sig
-            if self.wait_self_exit(TERM_GRACE):
-                self.ended_by = sig.name
-                return
+        self._stop(self.signal)
 
-    def _ended_before(self, sent: signal.Signals | None) -> bool:
-        """Whether it has exited before the stop's next signal, by the kernel's word (its pidfd reads as exited)
-        when its status has not come yet: a forked fixture's comes from its fork server, later under load, and one
-        that exited meanwhile (a server that exits on server/discover) must not read as ended by the stop's
-        SIGTERM. Its status is then awaited (bounded), and ended_by is the signal sent before (sent): one that
-        ended just after its SIGTERM's wait ran out ended by the SIGTERM, not by itself."""
+    def _stop(self, send: Callable[[int], bool]) -> None:
+        """SIGTERM, then SIGKILL, each sent (send) unless it has ended, each followed by a wait of TERM_GRACE;
+        ended_by is the last one sent before it was seen ended, None when it ended before any."""
+        sent = None
+        for sig in (signal.SIGTERM, signal.SIGKILL, None):
+            if self._ended_after(sent) or sig is None:
+                return
+            if send(sig):
+                sent = sig
+            with suppress(subprocess.TimeoutExpired, ForkServerError):  # ended: its status went with its fork server
+                self.process.wait(TERM_GRACE)
+
+    def _ended_after(self, sent: signal.Signals | None) -> bool:
+        """Whether it has ended, by the kernel's word (its pidfd reads as exited) when its status has not come yet:
+        a forked fixture's comes from its fork server, later under load, and one that exited before the stop's
+        first signal (a server that exits on server/discover) must not read as ended by it. Its status is then
+        awaited (bounded), and ended_by is sent, the last signal sent before (none: left as it was): one that ended
+        just after its SIGTERM's wait ran out, or whose status came late, ended by the SIGTERM, not by itself."""
         if _running(self.process) and (self.pidfd is None or not self.pidfd.exited()):
             return False
         with suppress(subprocess.TimeoutExpired, ForkServerError):
@@ -965,14 +956,19 @@ def kill_rounds(
     signal goes through a pidfd: what we spawned through its own, a group through its leader's, which
     reaches the group even once the leader is reaped and never a stranger given its number. What we spawned
     is polled meanwhile, so its exits are reaped. Returns every process found in any round, as first found.
-    It is done after QUIET_SCANS scans in a row find none alive. A scan that found one alive that had exited by
-    the time it was held is not quiet: on a loaded machine a scan reads a hopper mid-hop, its successor forked
-    after its pid was read; three such scans in a row once ended a stop with the successor alive."""
+
+    It is done after QUIET_SCANS quiet scans in a row. A scan is quiet when no process held is alive and every
+    process it found was refused as not ours while alive (sample.is_live). One it found that was gone before it
+    could be held, or that was held and has ended since, makes it not quiet: on a loaded machine a scan reads a
+    hopper mid-hop, its successor forked after its pid was read, and three such scans in a row once ended a stop
+    with the successor alive. A pid found again whose held process has ended names another process now (or one
+    that ended since the scan): it is held anew, the old pidfd kept for the group it led."""
     spawned = spawned or {}
     never = _self_and_ancestors()  # whatever environment they carry: never held, so neither are their groups
     seen: dict[int, dict] = {}
-    opened: dict[int, Pidfd] = {}
+    opened: list[Pidfd] = []
     held = {pidfd.pid: pidfd for pidfd in spawned.values() if pidfd is not None}
+    former: list[Pidfd] = []  # held once under a pid found again after they ended: the groups they led
     try:
         for sig, bound in ((signal.SIGTERM, grace), (signal.SIGKILL, KILL_BOUND)):
             signalled: set[int] = set()
@@ -980,14 +976,18 @@ def kill_rounds(
             while True:
                 found = {pid: p for pid, p in find().items() if pid not in never}
                 seen |= {pid: p for pid, p in found.items() if pid not in seen}
+                for pid in [pid for pid in found.keys() & held.keys() if held[pid].exited()]:
+                    former.append(held.pop(pid))
+                    signalled.discard(pid)
                 for pid in found.keys() - held.keys():
                     if (pidfd := Pidfd.open(pid, ours)) is not None:
-                        held[pid] = opened[pid] = pidfd
+                        held[pid] = pidfd
+                        opened.append(pidfd)
                 refused = {pid for pid in found.keys() - held.keys() if sample.is_live(pid)}  # alive, not ours
                 live = {pid for pid, pidfd in held.items() if not pidfd.exited()}
                 for pid in live if sig == signal.SIGKILL else live - signalled:
                     _send(held[pid], sig)
-                for pidfd in held.values() if sig == signal.SIGKILL else ():
+                for pidfd in [*held.values(), *former] if sig == signal.SIGKILL else ():
                     _send(pidfd, sig, group=True)
                 signalled |= live
                 for process in spawned:
@@ -1000,7 +1000,7 @@ def kill_rounds(
                 time.sleep(SCAN_INTERVAL)
         return seen
     finally:
-        for pidfd in opened.values():
+        for pidfd in opened:
             pidfd.close()
 
 

@@ -7,6 +7,7 @@ import sys
 import time
 
 from stdio_probe.core import spawn
+from stdio_probe.core.host_contract import Pidfd
 from stdio_probe.core.model import Options
 from stdio_probe.core.runner import run_matrix
 
@@ -76,8 +77,6 @@ def test_a_run_inside_the_tests_own_shares_its_children_and_takes_none_for_an_or
     assert theirs.process.returncode == mine.process.returncode == 0
 
 
-
-
 def test_a_scan_that_finds_a_process_gone_before_it_is_held_is_not_quiet():
     """kill_rounds on a pid hopper that every scan reads mid-hop, as a scan of a loaded machine does: the process it
     reports alive has exited by the time it is held, its successor (started meanwhile) not listed. Such a scan is
@@ -108,7 +107,56 @@ def test_a_scan_that_finds_a_process_gone_before_it_is_held_is_not_quiet():
             process.wait()
 
 
-def test_a_process_that_ends_as_its_sigterms_wait_runs_out_is_recorded_ended_by_the_sigterm(supervisor, tmp_path):
+def sleeper() -> subprocess.Popen:
+    """A real process that lives until it is signalled."""
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+
+
+def test_a_scan_that_finds_only_what_is_not_ours_is_quiet():
+    """A live process found but refused (not the run's: no marker, not adopted) is never signalled, and a scan
+    that finds only such ones is quiet: the reap ends after QUIET_SCANS scans, within its grace, not at its end."""
+    stranger = sleeper()
+    scans = 0
+
+    def find() -> dict[int, dict]:
+        nonlocal scans
+        scans += 1
+        return {stranger.pid: {"pid": stranger.pid}}
+
+    try:
+        spawn.kill_rounds(find, lambda pid: False, grace=30.0)  # the grace a safety net: quiet scans end it
+        assert scans == spawn.QUIET_SCANS and stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
+def test_a_pid_found_again_after_its_held_process_ended_is_held_anew():
+    """What was spawned is held from the start; once it has ended and been reaped, its pid may be another
+    process's, which a scan then finds: that one is held and reaped through a pidfd of its own, never taken for the
+    ended one (which would leave it alive, and every scan unquiet until the reap's end). The reuse is staged (the
+    ended process's pidfd under the found process's pid); the processes and the signals are real."""
+    ended, taker = sleeper(), sleeper()
+    ended_fd = Pidfd.open(ended.pid)
+    ended.kill()
+    ended.wait()
+    ended_fd.pid = taker.pid  # the number, given to another process since
+
+    def find() -> dict[int, dict]:
+        return {taker.pid: {"pid": taker.pid}} if taker.poll() is None else {}
+
+    try:
+        spawn.kill_rounds(find, lambda pid: True, spawn.STOP_GRACE, {ended: ended_fd})
+        assert taker.poll() is not None, "the process that took the pid outlived the reap"
+    finally:
+        ended_fd.close()
+        taker.kill()
+        taker.wait()
+
+
+def test_a_process_that_ends_as_its_sigterms_wait_runs_out_is_recorded_ended_by_the_sigterm(
+    supervisor, tmp_path, monkeypatch
+):
     """Child.stop: a server whose SIGTERM handler ends it just as the stop's wait for it runs out ended by the
     SIGTERM, not by itself (it had not ended before it). The moment is staged (the wait runs out as it exits); the
     process and its signal are real."""
@@ -127,6 +175,6 @@ def test_a_process_that_ends_as_its_sigterms_wait_runs_out_is_recorded_ended_by_
         exited(300)  # a safety net: its exit ends the wait
         raise subprocess.TimeoutExpired("the stop's wait", timeout)
 
-    child.process.wait = ran_out
+    monkeypatch.setattr(child.process, "wait", ran_out)
     child.stop()
     assert (child.process.returncode, child.ended_by) == (0, "SIGTERM")
