@@ -110,9 +110,12 @@ def cpu_seconds(pid: int) -> float:
 def scheduled_ns(pid: int) -> int:
     """Nanoseconds the process has run or waited on a run queue for a CPU (/proc/PID/schedstat; 0 once it is
     gone): it grows while the process is runnable, however loaded the machine, and stands still only while it
-    sleeps."""
+    sleeps. A kernel without schedstat (no CONFIG_SCHED_INFO) gives its CPU time alone, which still grows while
+    it runs: without it a running process would read as asleep."""
     fields = (_read(f"/proc/{pid}/schedstat") or "").split()
-    return int(fields[0]) + int(fields[1]) if len(fields) >= 2 else 0
+    if len(fields) >= 2:
+        return int(fields[0]) + int(fields[1])
+    return int(cpu_seconds(pid) * 1e9)
 
 
 def cpu_ticks(pid: int) -> int:
