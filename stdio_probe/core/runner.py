@@ -15,11 +15,11 @@ import contextlib
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, NamedTuple, Protocol, Self
+from typing import ClassVar, NamedTuple, Protocol, Self, TypeVar
 
 from stdio_probe.core import eras, spawn
 from stdio_probe.core.decide import NO_CONTRACT, NO_HOST_ARM, decide, decide_check, mitigation, unready
@@ -27,7 +27,7 @@ from stdio_probe.core.model import Host, Options, Probe, Sdk, Server
 from stdio_probe.core.outcome import Outcome
 from stdio_probe.host import session as host_session
 from stdio_probe.host.checks import HOST_CHECKS
-from stdio_probe.report.record import ArmRecord, Run, make_run
+from stdio_probe.report.record import ArmRecord, Run, Trials, make_run
 from stdio_probe.sdk.cases import ARMS, CASES
 from stdio_probe.server import session
 from stdio_probe.server.checks import CHECKS
@@ -43,6 +43,7 @@ ArmListener = Callable[[str, str, str, str, str], None]
 def unwatched(label: str, probe: str, arm: str, state: str, note: str) -> None:
     """What an in-process run nobody watches (a test, a table, a bench) does with each arm's progress: nothing."""
 Row = tuple[str, str, str]  # a row of the live view: the subject's label, the probe's id, the arm
+Key = TypeVar("Key", bound=Hashable)  # what run_trials names each reader of an arm by (the runner: its Job)
 Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or None for one of the runner's own
 
 
@@ -77,7 +78,8 @@ class Subject(Protocol):
 
     plan() lists the jobs and rows() names the live view's rows from it (with any row of its own that ready()
     shows). ready() makes the subjects ready for their jobs and yields them ready (what a kind needs while its
-    arms run, closed when they end); run() runs one job into its arm's record; reruns() lists, from the records
+    arms run, closed when they end); run() runs one job into its arm's record, and that of any other job that reads
+    the same arm (Servers: a shared arm); reruns() lists, from the records
     of arms that ran side by side, the jobs to run again one at a time; runs() decides each probe on each
     subject from the records. ready() and run() act under the run's supervisor, which owns every process
     they start.
@@ -94,7 +96,9 @@ class Subject(Protocol):
         self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener
     ) -> AbstractContextManager[Self]: ...
 
-    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord: ...
+    def run(
+        self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener
+    ) -> dict[Job, ArmRecord]: ...
 
     def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]: ...
 
@@ -112,7 +116,7 @@ def run_subject(
     held = contextlib.nullcontext(supervisor) if supervisor is not None else spawn.Supervisor()
     with held as run, subject.ready(run, options, on_arm) as ready:
 
-        def arm(job: Job) -> ArmRecord:
+        def arm(job: Job) -> dict[Job, ArmRecord]:
             return ready.run(run, job, options, on_arm)
 
         records = run_jobs(arm, ready.plan(), workers(options), run)
@@ -132,50 +136,77 @@ def plan_rows(labels: list[str], jobs: list[Job]) -> list[Row]:
 
 
 def run_arm(
-    supervisor: spawn.Supervisor, label: str, probe: Probe, arm: str, run: Callable[[], dict], on_arm: ArmListener
-) -> ArmRecord:
-    """One arm of any probe on any subject (run() makes its record, under the run's supervisor); a failure of
-    the probe itself becomes the arm's error, never a lost run, and so does a record the probe cannot read."""
-    on_arm(label, probe.id, arm, "running", "")
+    supervisor: spawn.Supervisor,
+    label: str,
+    arm: str,
+    probes: Mapping[Job, Probe],
+    run: Callable[[], dict],
+    on_arm: ArmListener,
+) -> dict[Job, ArmRecord]:
+    """One arm of any probe on any subject (run() makes its record, under the run's supervisor), read by probes:
+    the job's own probe first (named in the live view), then any other that reads the same arm (Servers: a
+    shared arm, Probe.same_arms), each given its record (run_trials). A failure of the probe itself becomes the
+    arm's error, never a lost run, and so does a record the probe cannot read."""
+    own = next(iter(probes.values()))
+    on_arm(label, own.id, arm, "running", "")
     started = time.time()
     try:
-        record = run_trials(supervisor, probe, run)
+        records = run_trials(supervisor, probes, run)
     except Exception as exc:
-        record = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
-    record["started_at"] = started
-    record["duration_s"] = round(time.time() - started, 3)
-    try:
-        note = probe.note(record)
-    except Exception as exc:
-        record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
-        record["traceback"] = traceback.format_exc(limit=5)
-    on_arm(label, probe.id, arm, "done", note)
-    return record
+        failed = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+        records = {job: dict(failed) for job in probes}
+    took = round(time.time() - started, 3)
+    for record in records.values():
+        record["started_at"], record["duration_s"] = started, took
+    for job, probe in probes.items():
+        try:
+            note = probe.note(records[job])
+        except Exception as exc:
+            records[job]["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
+            records[job]["traceback"] = traceback.format_exc(limit=5)
+        if probe is own:
+            on_arm(label, own.id, arm, "done", note)
+    return records
 
 
-def run_trials(supervisor: spawn.Supervisor, probe: Probe, run: Callable[[], dict]) -> ArmRecord:
-    """run() once; for a probe whose defect can hide in one run (probe.trials > 1) again, until a trial shows the
-    defect, or gives no evidence (an error, not_applicable, a finding of None: no trial after it could make the
-    rate stand), or settles it (probe.settles: its outcome is not one the race hides the defect behind), or
-    probe.trials have run. The record kept is the last trial's (the one that showed the defect, or the last of
-    those that did not), with trials {run, shown} and settled (why the trials ended early without the defect):
-    session.opened says "k of N" from it. Each trial's processes are reaped by the trial itself, and their fds
-    closed before the next starts (each trial in an arm_scope of the run's supervisor)."""
-    with supervisor.arm_scope():
-        record = run()
-    if probe.trials == 1:
-        return record
-    tried, settled = 1, None
-    while (shown := _shown(probe, record)) is False and tried < probe.trials:
-        if probe.settles is not None and (settled := probe.settles(record)):
-            break
+def run_trials(
+    supervisor: spawn.Supervisor, probes: Mapping[Key, Probe], run: Callable[[], dict]
+) -> dict[Key, ArmRecord]:
+    """run() once; where a probe reading it (probes: each a reader of the same arm) has a defect that can hide in
+    one run (probe.trials > 1), again, until a trial shows that probe's defect, or gives no evidence (an error,
+    not_applicable, a finding of None: no trial after it could make the rate stand), or settles it
+    (probe.settles: its outcome is not one the race hides the defect behind), or probe.trials have run; as long
+    as any reader is left undecided. Each probe keeps the record of the trial that decided it (the first, for a
+    probe of one trial), with its own trials {run, shown} and settled (why the trials ended early without the
+    defect) where it repeats the arm: session.opened says "k of N" from it. Each trial's processes are reaped
+    by the trial itself, and their fds closed before the next starts (each trial in an arm_scope of the run's
+    supervisor)."""
+    decided: dict[Key, ArmRecord] = {}
+    tried = 0
+    while len(decided) < len(probes):
         with supervisor.arm_scope():
             record = run()
         tried += 1
-    record["trials"] = {"run": tried, "shown": int(shown is True)}
+        for key, probe in probes.items():
+            if key not in decided and (kept := _decided(probe, record, tried)) is not None:
+                decided[key] = kept
+    return {key: decided[key] for key in probes}
+
+
+def _decided(probe: Probe, record: ArmRecord, tried: int) -> ArmRecord | None:
+    """The record a probe keeps once trial number tried (record) decides it, with its rate where it repeats the
+    arm; None while it needs another trial."""
+    if probe.trials == 1:
+        return record
+    shown, settled = _shown(probe, record), None
+    if shown is False and tried < probe.trials:
+        settled = probe.settles(record) if probe.settles is not None else None
+        if not settled:
+            return None
+    trials: Trials = {"run": tried, "shown": int(shown is True)}
     if settled:
-        record["trials"]["settled"] = settled
-    return record
+        trials["settled"] = settled
+    return {**record, "trials": trials}
 
 
 def _shown(probe: Probe, record: ArmRecord) -> bool | None:
@@ -186,9 +217,9 @@ def _shown(probe: Probe, record: ArmRecord) -> bool | None:
 
 
 def run_jobs(
-    run: Callable[[Job], ArmRecord], jobs: list[Job], workers: int, supervisor: spawn.Supervisor
+    run: Callable[[Job], dict[Job, ArmRecord]], jobs: list[Job], workers: int, supervisor: spawn.Supervisor
 ) -> dict[Job, ArmRecord]:
-    """run(job) for every job on a pool of workers; job -> its record.
+    """run(job) for every job on a pool of workers; job -> its record (and those of the jobs each read for others).
 
     The main thread waits in short polls, so a signal's exception is raised at once. On it (Ctrl-C,
     SIGTERM) the run is cut short: the supervisor's stop() kills every server and fixture, which ends the
@@ -204,7 +235,7 @@ def run_jobs(
         supervisor.stop()
         raise
     pool.shutdown()
-    return {job: future.result() for job, future in futures.items()}
+    return {read: record for future in futures.values() for read, record in future.result().items()}
 
 
 @dataclass(frozen=True)
@@ -246,13 +277,15 @@ class Sdks:
         finally:
             warm.close()
 
-    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+    def run(
+        self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener
+    ) -> dict[Job, ArmRecord]:
         """The job's arm, inside its SDK's turn of the fork servers (fast method)."""
         sdk, case = self.sdks[job.subject], CASES[job.probe]
         try:
             if self.warm is not None:
                 self.warm.begin(job.subject)
-            return run_arm(supervisor, sdk.spec, case, job.arm, lambda: case.run(job.arm, sdk, options), on_arm)
+            return run_arm(supervisor, sdk.spec, job.arm, {job: case}, lambda: case.run(job.arm, sdk, options), on_arm)
         finally:
             if self.warm is not None:
                 self.warm.end(job.subject)
@@ -329,14 +362,28 @@ class Servers:
         turns = [threading.Lock() if server.sequential_arms else contextlib.nullcontext() for server in servers]
         yield replace(self, servers=servers, eras=found, turns=turns)
 
-    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
-        """The job's arm once its server has its turn: only then is it running, and timed; a rerun alone with the
-        trials it may take, and named so in the live view."""
-        label, check = self.servers[job.subject].label, CHECKS[job.probe]
+    def run(
+        self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener
+    ) -> dict[Job, ArmRecord]:
+        """The job's arm once its server has its turn: only then is it running, and timed; read by every selected
+        check that shares it too (readers), each deciding on its own trials (run_trials); a rerun alone with the
+        trials it may take, its check's own, and named so in the live view."""
+        label = self.servers[job.subject].label
         arm = f"{job.arm}, {RERUN}" if job.rerun else job.arm
-        check = replace(check, trials=max(check.trials, job.rerun))
+        probes = {job: replace(CHECKS[job.probe], trials=max(CHECKS[job.probe].trials, job.rerun))}
+        if not job.rerun:
+            probes |= {reader: CHECKS[reader.probe] for reader in self.readers(job)}
         with self.turns[job.subject]:
-            return run_arm(supervisor, label, check, arm, lambda: self._record(job, options), on_arm)
+            return run_arm(supervisor, label, arm, probes, lambda: self._record(job, options), on_arm)
+
+    def readers(self, job: Job) -> list[Job]:
+        """The jobs, never planned, of the selected checks whose arm is job's (shared): its run decides them too."""
+        return [
+            Job(job.subject, check_id, arm)
+            for check_id in self.probe_ids
+            for arm in CHECKS[check_id].arms
+            if self.shared(check_id, arm) == (job.probe, job.arm)
+        ]
 
     def _record(self, job: Job, options: Options) -> ArmRecord:
         """The job's check run on its server, in its era; not_applicable, saying why, when the server has none."""
@@ -402,16 +449,10 @@ class Servers:
         return runs
 
     def _arms(self, records: dict[Job, ArmRecord], subject: int, check_id: str) -> dict[str, ArmRecord]:
-        """A check's arms on one server as they ran side by side, a shared arm's record the check's whose arm it is
-        (shared). Its trials, where that check repeats the arm and this one does not, are that check's rate, not
-        this one's: the record, the last of them, is read as one run of the arm."""
-        check, arms = CHECKS[check_id], _arms(records, subject, check_id)
-        for arm in check.arms:
-            if (owner := self.shared(check_id, arm)) is not None:
-                record = records[Job(subject, *owner)]
-                kept = CHECKS[owner[0]].trials == check.trials
-                arms[arm] = record if kept else {key: value for key, value in record.items() if key != "trials"}
-        return {arm: arms[arm] for arm in check.arms}
+        """A check's arms on one server as they ran side by side, a shared arm's the trial of its owner's run that
+        decided this check (readers, run_trials), with this check's own rate where it repeats the arm."""
+        arms = _arms(records, subject, check_id)
+        return {arm: arms[arm] for arm in CHECKS[check_id].arms}
 
     def _alone(self, records: dict[Job, ArmRecord], subject: int, check_id: str) -> dict[str, ArmRecord]:
         """A rerun check's arms as rerun one at a time ({} where nothing was rerun: the window method, a server with
@@ -530,9 +571,11 @@ class Hosts:
         """Hosts need nothing beyond their arms."""
         return contextlib.nullcontext(self)
 
-    def run(self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener) -> ArmRecord:
+    def run(
+        self, supervisor: spawn.Supervisor, job: Job, options: Options, on_arm: ArmListener
+    ) -> dict[Job, ArmRecord]:
         host, check = self.hosts[job.subject], HOST_CHECKS[job.probe]
-        return run_arm(supervisor, host.label, check, job.arm, lambda: check.run(job.arm, host, options), on_arm)
+        return run_arm(supervisor, host.label, job.arm, {job: check}, lambda: check.run(job.arm, host, options), on_arm)
 
     def reruns(self, records: dict[Job, ArmRecord]) -> list[Job]:
         """None: only a server's arms run in sandboxes and are checked against a rerun one at a time."""

@@ -325,22 +325,38 @@ def busy_note(after: float, trigger: str) -> str:
 
 
 def after_signal(s: Session, sig: signal.Signals, bound: float, options: Options) -> dict:
-    """sig to the server's pid alone (a host's terminate(), a Ctrl-C): how long it took to exit, within bound; if
-    it outlived the bound, sig once more (a host signalling again: again_exit_after_s, None while alive). In the
-    fast method each wait also ends on the proof that the server, idle on its open stdin, cannot exit by itself
-    (Session.idle_on_stdin: proven_after_s), as the bound would have found it alive.
+    """sig to the server's pid alone (a host's terminate(), a Ctrl-C), what it did with sig read just before (the
+    record's sigterm or sigint: caught, ignored, default; no_handler_ran): how long it took to exit,
+    within bound; if it outlived the bound, sig once more (a host signalling again: again_exit_after_s, None while
+    alive). In the fast method each wait also ends on the proof that the server, idle on its open stdin, cannot
+    exit by itself (Session.idle_on_stdin: proven_after_s), as the bound would have found it alive.
 
     How the record's exit facts then say it ended (exit code, signal, stderr) is its ending after the signals,
     the probe's own escalation at the arm's end (Child.stop: SIGTERM, then SIGKILL) included: S14 judges it."""
     prove = s.idle_on_stdin if options.method == "fast" else None
+    disposition = sample.disposition(s.child.pid, sig)
     sent_at = time.monotonic()
     s.child.signal(sig)
-    record = exit_after(s, sig.name, bound, sent_at, prove)
+    record = {sig.name.lower(): disposition} | exit_after(s, sig.name, bound, sent_at, prove)
     if record["exit_after_s"] is None:
         sent_at = time.monotonic()
         s.child.signal(sig)
         record |= exited(s.wait_exit(bound, sent_at, prove), "again_")
     return record
+
+
+def no_handler_ran(record: dict, name: str) -> str | None:
+    """Why a trial of a signal's race that did not show the defect needs no other (Probe.settles of S9, S11, S14):
+    the signal (name: SIGTERM, SIGINT) was ignored when it was sent, or had its default action and killed the
+    server (its disposition, the record's sigterm or sigint, read from /proc just before): no code of the server's
+    ran on it, so there is no handler to race its stdin reader, no shutdown of its runtime to crash. None otherwise
+    (an older record without it, a handler, a server that ended otherwise: the signal blocked, an exit of its own)."""
+    disposition = record.get(name.lower())
+    if disposition == "ignored":
+        return f"{name} was ignored: no code of its ran on it"
+    if disposition == "default" and record.get("signal") == name:
+        return f"{name} had its default action: the kernel ended it, no handler ran"
+    return None
 
 
 # seconds a descendant has to end once the server has: what outliving it means (S5), the same in both methods (part

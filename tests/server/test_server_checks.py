@@ -107,6 +107,7 @@ def test_s9_needs_one_trial_where_sigint_has_its_default_action():
     bug = settled["arms"]["bug"]
     assert settled["verdict"] == OK and bug["sigint"] == "default" and bug["signal"] == "SIGINT", settled["reason"]
     assert bug["trials"] == {"run": 1, "shown": 0, "settled": SIGINT_SETTLED}
+
     handled = run_checks(("--abort-on-signal",), checks=["S9"])["S9"]
     bug = handled["arms"]["bug"]
     assert handled["verdict"] == OK and bug["sigint"] == "caught" and bug["signal"] == "SIGABRT", handled["reason"]
@@ -114,6 +115,40 @@ def test_s9_needs_one_trial_where_sigint_has_its_default_action():
 
 
 SIGINT_SETTLED = "SIGINT had its default action: the kernel ended it, no handler ran"
+
+
+def test_a_signal_at_its_default_action_settles_the_crash_checks_at_the_first_trial():
+    """S11 and S14 look for a crash on the way out, a race of the server's shutdown paths; the fixture leaves SIGTERM
+    and SIGINT their default actions, so the kernel ends it and none of its code runs: one trial decides each arm,
+    S14's read from S3's and S9's runs of the server (one start each for both checks)."""
+    runs = run_checks((), checks=["S3", "S9", "S11", "S14"])
+    for case, arm, name in (("S11", "bug", "SIGTERM"), ("S14", "sigterm", "SIGTERM"), ("S14", "sigint", "SIGINT")):
+        record = runs[case]["arms"][arm]
+        assert runs[case]["verdict"] == OK and record[name.lower()] == "default", runs[case]["reason"]
+        assert record["trials"] == {"run": 1, "shown": 0, "settled": SIGINT_SETTLED.replace("SIGINT", name)}
+    assert "trials" not in runs["S3"]["arms"]["bug"] and runs["S14"]["shared_arms"] == {
+        "sigterm": "S3 bug",
+        "sigint": "S9 bug",
+    }
+
+
+@pytest.mark.parametrize("method", ["fast", "window"])
+def test_a_crash_at_a_signal_in_one_run_of_three_is_reproduced_in_every_run_with_its_rate(method):
+    """The fixture decides at random, at its start, whether a signal aborts it (a crash trace, SIGABRT) or its own
+    handler exits 0: S11 and each arm of S14 (read from S3's and S9's runs of the server) try a fresh server until
+    one crashes, so every run reads reproduced, each arm saying after how many trials; S3, whose defect cannot
+    hide so, reads the first of its runs, and exits within the bound in every one."""
+    for _ in range(CRASH_RACE_RUNS):
+        runs = run_checks(("--abort-on-signal-sometimes",), method, ["S3", "S9", "S11", "S14"])
+        assert runs["S11"]["verdict"] == runs["S14"]["verdict"] == BUG, (runs["S11"]["reason"], runs["S14"]["reason"])
+        for case, arm in (("S11", "bug"), ("S14", "sigterm"), ("S14", "sigint")):
+            trials = runs[case]["arms"][arm]["trials"]
+            assert trials["shown"] == 1 and 1 <= trials["run"] <= session.RATE_TRIALS, (case, arm, trials)
+        assert runs["S11"]["reason"].startswith("shown in 1 of "), runs["S11"]["reason"]
+        assert runs["S3"]["verdict"] == OK and "trials" not in runs["S3"]["arms"]["bug"]
+
+
+CRASH_RACE_RUNS = 3  # full runs of the crash checks on the fixture that a signal aborts in one run of three
 
 
 @pytest.mark.parametrize("checks", [["S5"], ["S1", "S3", "S5", "S10", "S14"]])

@@ -228,7 +228,7 @@ def _trials_of(*records: dict, trials: int = 3, settles=None) -> tuple[dict, lis
         return dict(ran[-1])
 
     stub = dataclasses.replace(_stub({}), trials=trials, settles=settles)
-    return runner.run_trials(spawn.Supervisor(), stub, run), ran
+    return runner.run_trials(spawn.Supervisor(), {"T": stub}, run)["T"], ran
 
 
 def test_a_repeated_arm_stops_at_the_first_trial_that_shows_the_defect_or_has_no_evidence():
@@ -241,6 +241,24 @@ def test_a_repeated_arm_stops_at_the_first_trial_that_shows_the_defect_or_has_no
         assert record == {**silent, "trials": {"run": 2, "shown": 0}} and len(ran) == 2
     record, ran = _trials_of({"shown": False}, {"shown": True}, trials=1)
     assert record == {"shown": False} and len(ran) == 1
+
+
+def test_an_arm_read_by_several_probes_is_tried_until_each_is_decided_and_each_keeps_its_own_trial():
+    """A shared arm (Probe.same_arms): its owner, run once, keeps the first trial (the same record); a reader whose
+    defect can hide in one run keeps the trial that showed it; one whose race a trial settled keeps that trial."""
+    given = iter([{"shown": False, "n": 1}, {"shown": False, "n": 2}, {"shown": True, "n": 3}, {"shown": True}])
+    ran = []
+
+    def run() -> dict:
+        ran.append(next(given))
+        return ran[-1]
+
+    owner, rated = _stub({}), dataclasses.replace(_stub({}), trials=5)
+    settled = dataclasses.replace(rated, settles=_at_two)
+    decided = runner.run_trials(spawn.Supervisor(), {"owner": owner, "rated": rated, "settled": settled}, run)
+    assert len(ran) == 3 and decided["owner"] is ran[0]
+    assert decided["rated"] == {"shown": True, "n": 3, "trials": {"run": 3, "shown": 1}}
+    assert decided["settled"] == {"shown": False, "n": 2, "trials": {"run": 2, "shown": 0, "settled": "n is 2"}}
 
 
 def test_a_trial_that_settles_the_race_ends_the_trials_and_says_why():
@@ -491,7 +509,7 @@ def test_a_check_that_reads_its_owners_rerun_says_so_when_the_two_disagree():
     stored = {(run["server"]["label"], run["case"]): run for run in fixture_shapes}
     stays, exits = stored[("no-exit", "S1")]["arms"]["bug"], stored[("well", "S1")]["arms"]["bug"]
     servers = runner.Servers([Server("x", "x")], ["S1", "S10"], eras=[{"protocol": "legacy", "version": "1"}])
-    side = {runner.Job(0, "S1", "bug"): stays}
+    side = {runner.Job(0, "S1", "bug"): stays, runner.Job(0, "S10", "bug"): stays}  # S1's run decided both
     rerun = runner.Job(0, "S1", "bug", server_session.RATE_TRIALS)
     assert servers.reruns(side) == [rerun]
     exits = {**exits, "trials": {"run": 21, "shown": 0}}  # as a rerun of S1's records it: its rate, not S10's

@@ -4,10 +4,19 @@ The article's rule 2: a server that survives SIGTERM is a bug of its own, also (
 its answer is stuck in the pipe, as a host that stopped reading and now ends the server leaves it:
 a graceful shutdown that waits for that write to finish never ends. The trigger is S2's with
 SIGTERM in place of EOF; in the fast method a hang is called on the same kernel proof.
+
+It judges the ending too (S14's rule, s10_clean_ending.runtime_crash), and a crash on the way out is a race of
+the server's own shutdown paths: mcp-cron (go-sdk) panics "close of closed channel" on nearly every SIGTERM, and
+exited 0 on one of a loaded machine's. So the trigger is tried again, on a fresh server each time, until a trial
+shows the defect (session.RATE_TRIALS at most: Probe.trials), unless SIGTERM was ignored, or had its default
+action and killed it: no code of its ran on it, nothing to race (session.no_handler_ran).
 """
 
 from __future__ import annotations
 
+import signal
+
+from stdio_probe.core import sample
 from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.server import session
 from stdio_probe.server.checks.s2_eof_unread import (
@@ -38,6 +47,7 @@ def run_arm(arm: str, server: Server, options: Options) -> dict:
         record = {"in_flight": in_flight(s, options, CALL_ID), "bound_s": bound}
         if not record["in_flight"]["seen"]:
             return record
+        record["sigterm"] = sample.disposition(s.child.pid, signal.SIGTERM)
         sent_at = s.terminate()
         record.update(observe_after(s, sent_at, bound, prove=options.method == "fast", trigger="sigterm"))
         if s.child.process.poll() is None and record["decided_by"] == "proof":
@@ -68,4 +78,9 @@ def assess(record: dict) -> Finding:
     return Finding(False, note, f"{how} {after:.2f} s after SIGTERM")
 
 
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess))
+def settled(record: dict) -> str | None:
+    """A trial in which no code of the server's ran on SIGTERM settles the race (session.no_handler_ran)."""
+    return session.no_handler_ran(record, "SIGTERM")
+
+
+PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS, settles=settled)

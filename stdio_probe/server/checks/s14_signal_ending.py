@@ -2,9 +2,14 @@
 
 S3 and S9 ask whether a signal ends the server within a bound; this check reads how it ended once the
 signals were given: S3's and S9's arms (session.after_signal: the signal, a second one where it outlived
-the bound, then the probe's own SIGTERM and SIGKILL), as S10 reads S1's: where they run, the same records
-(Probe.same_arms; S9's is the last of its trials, whose rate is S9's, not this check's); S11 judges its
-own arm's ending by the same rule (s10_clean_ending.runtime_crash). The field's
+the bound, then the probe's own SIGTERM and SIGKILL), as S10 reads S1's: where they run, the same runs of the
+server (Probe.same_arms), each of this check's arms decided on trials of its own (runner.run_trials); S11
+judges its own arm's ending by the same rule (s10_clean_ending.runtime_crash).
+
+A crash on the way out is a race of the server's shutdown paths (mcp-cron, go-sdk: "panic: close of closed
+channel" on nearly every signal, a clean exit on some): each arm's trigger is tried again, on a fresh server each
+time, until a trial shows a crash (session.RATE_TRIALS at most: Probe.trials), unless the signal was ignored,
+or had its default action and killed the server: no code of its ran on it (session.no_handler_ran). The field's
 handler (SIGTERM and SIGINT -> sys.exit(0): python-sdk #932, wontfix; ha-mcp #2027, ProxmoxMCP-Plus #112,
 fabric-rti-mcp #211, mcp-memory-service #368) leaves a Python SDK server alive after the first signal, a
 thread still reading stdin; on mcp 1.30.0 the next one aborts the interpreter ("Fatal Python error:
@@ -45,4 +50,11 @@ def assess(record: dict) -> Finding:
 
 
 SAME_ARMS = {"sigterm": (s3_sigterm.ID, "bug"), "sigint": (s9_sigint_idle.ID, "bug")}
-PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), same_arms=SAME_ARMS)
+def settled(record: dict) -> str | None:
+    """A trial in which no code of the server's ran on its signal settles the race (session.no_handler_ran)."""
+    return session.no_handler_ran(record, record["trigger"])
+
+
+PROBE = Probe(
+    ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS, settles=settled, same_arms=SAME_ARMS
+)

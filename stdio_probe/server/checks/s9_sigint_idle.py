@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import signal
 
-from stdio_probe.core import sample
 from stdio_probe.core.model import Finding, Options, Probe, Server
 from stdio_probe.server import session
 
@@ -29,14 +28,13 @@ PING_ID = 2
 def run_arm(arm: str, server: Server, options: Options) -> dict:
     """The opening, the era's liveness request answered (so the opening was handled: the server is idle),
     then SIGINT to the server's pid alone, what it did with SIGINT read just before (sigint: caught, ignored,
-    default); wait the bound for its exit."""
+    default: session.after_signal); wait the bound for its exit."""
 
     def body(s: session.Session) -> dict:
         if s.send(s.liveness_request(PING_ID)):
             s.reader.wait_answer(PING_ID, options.window)
-        sigint = sample.disposition(s.child.pid, signal.SIGINT)
         bound = min(options.window, session.SIGTERM_BOUND)
-        return {"sigint": sigint, **session.after_signal(s, signal.SIGINT, bound, options)}
+        return session.after_signal(s, signal.SIGINT, bound, options)
 
     return session.run(server, options, body)
 
@@ -47,12 +45,9 @@ def assess(record: dict) -> Finding:
 
 
 def settled(record: dict) -> str | None:
-    """Why a trial that ended without the defect needs no other: SIGINT had its default action and the server was
-    killed by it, so the kernel ended it and no handler of its could race its stdin reader (an older record,
-    without sigint: None; a server that ended otherwise, SIGINT blocked, is tried again)."""
-    if record.get("sigint") != "default" or record.get("signal") != "SIGINT":
-        return None
-    return "SIGINT had its default action: the kernel ended it, no handler ran"
+    """A trial in which no code of the server's ran on SIGINT (its default action killed it) settles the race: no
+    handler of its could race its stdin reader (session.no_handler_ran)."""
+    return session.no_handler_ran(record, "SIGINT")
 
 
 PROBE = Probe(ID, TITLE, ARMS, run_arm, session.opened(assess), trials=session.RATE_TRIALS, settles=settled)
