@@ -147,25 +147,25 @@ def run_arm(
     the job's own probe first (named in the live view), then any other that reads the same arm (Servers: a
     shared arm, Probe.same_arms), each given its record (run_trials). A failure of the probe itself becomes the
     arm's error, never a lost run, and so does a record the probe cannot read."""
-    own = next(iter(probes.values()))
-    on_arm(label, own.id, arm, "running", "")
+    own = next(iter(probes))
+    on_arm(label, probes[own].id, arm, "running", "")
     started = time.time()
     try:
         records = run_trials(supervisor, probes, run)
     except Exception as exc:
-        failed = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
-        records = {job: dict(failed) for job in probes}
+        failed: ArmRecord = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+        records = {job: ArmRecord(failed) for job in probes}
     took = round(time.time() - started, 3)
-    for record in records.values():
-        record["started_at"], record["duration_s"] = started, took
     for job, probe in probes.items():
+        record = records[job]
+        record["started_at"], record["duration_s"] = started, took
         try:
-            note = probe.note(records[job])
+            note = probe.note(record)
         except Exception as exc:
-            records[job]["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
-            records[job]["traceback"] = traceback.format_exc(limit=5)
-        if probe is own:
-            on_arm(label, own.id, arm, "done", note)
+            record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
+            record["traceback"] = traceback.format_exc(limit=5)
+        if job == own:
+            on_arm(label, probe.id, arm, "done", note)
     return records
 
 
@@ -176,9 +176,11 @@ def run_trials(
     one run (probe.trials > 1), again, until a trial shows that probe's defect, or gives no evidence (an error,
     not_applicable, a finding of None: no trial after it could make the rate stand), or settles it
     (probe.settles: its outcome is not one the race hides the defect behind), or probe.trials have run; as long
-    as any reader is left undecided. Each probe keeps the record of the trial that decided it (the first, for a
-    probe of one trial), with its own trials {run, shown} and settled (why the trials ended early without the
-    defect) where it repeats the arm: session.opened says "k of N" from it. Each trial's processes are reaped
+    as any reader is left undecided. Each probe keeps a copy of the record of the trial that decided it (the first,
+    for a probe of one trial: no reader's error or note lands on another's), with its own trials {run, shown} and
+    settled (why the trials ended early without the defect) where it repeats the arm: session.opened says "k of
+    N" from it. A probe that cannot read a trial is decided on it, with the error (the others go on). Each
+    trial's processes are reaped
     by the trial itself, and their fds closed before the next starts (each trial in an arm_scope of the run's
     supervisor)."""
     decided: dict[Key, ArmRecord] = {}
@@ -194,15 +196,19 @@ def run_trials(
 
 
 def _decided(probe: Probe, record: ArmRecord, tried: int) -> ArmRecord | None:
-    """The record a probe keeps once trial number tried (record) decides it, with its rate where it repeats the
-    arm; None while it needs another trial."""
+    """The record a probe keeps once trial number tried (record) decides it, a copy, with its rate where it repeats
+    the arm; None while it needs another trial."""
     if probe.trials == 1:
-        return record
-    shown, settled = _shown(probe, record), None
-    if shown is False and tried < probe.trials:
-        settled = probe.settles(record) if probe.settles is not None else None
-        if not settled:
-            return None
+        return ArmRecord(record)
+    try:
+        shown, settled = _shown(probe, record), None
+        if shown is False and tried < probe.trials:
+            settled = probe.settles(record) if probe.settles is not None else None
+            if not settled:
+                return None
+    except Exception as exc:
+        failed = {"error": f"cannot assess: {type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
+        return {**record, **failed, "trials": {"run": tried, "shown": 0}}
     trials: Trials = {"run": tried, "shown": int(shown is True)}
     if settled:
         trials["settled"] = settled
@@ -399,15 +405,17 @@ class Servers:
         defect is tried alone until it shows it again, up to RATE_TRIALS times: a defect that is a race (a
         crash at SIGTERM one run in two) is not taken for interference on one rerun that missed it. A shared arm
         is rerun as the check's own (its trials stop on what that check shows), except one that takes a single
-        trial where its owner's arm is rerun too: the owner's rerun is one run alone of the same trigger, and the
-        check reads its last trial (_alone), as it reads the owner's record side by side."""
+        trial (its arm did not show its defect side by side, and the check does not repeat it: Probe.trials) where
+        its owner's arm is rerun too: the owner's rerun is one run alone of the same trigger, and the check reads
+        its last trial (_alone). A check that repeats the arm (S14) is rerun with its own trials."""
         jobs = [
             Job(i, check_id, arm, _rerun_trials(CHECKS[check_id], record))
             for i, check_id in self._rerun_checks(records)
             for arm, record in self._arms(records, i, check_id).items()
         ]
         rerun = {(job.subject, job.probe, job.arm) for job in jobs}
-        return [job for job in jobs if not (job.rerun == 1 and self._owner_rerun(job, rerun))]
+        once = [job for job in jobs if max(job.rerun, CHECKS[job.probe].trials) == 1]
+        return [job for job in jobs if not (job in once and self._owner_rerun(job, rerun))]
 
     def _rerun_checks(self, records: dict[Job, ArmRecord]) -> list[tuple[int, str]]:
         """(server, check) of each check found reproduced or inconclusive side by side: those reruns() runs again."""

@@ -158,7 +158,8 @@ VERSIONS = {
         "trials.settled (why a trial that did not show the defect ended the trials: S8's server not killed by "
         "SIGPIPE, S9's SIGINT at its default action) and S9's sigint (caught, ignored or default, read before it); "
         "S11 and S14 repeat their arms as S9 (a crash on the way out is a race): their arms' trials, settled by the "
-        "signal ignored or at its default action (S3's and S11's sigterm, read before it, as S9's sigint); "
+        "signal at its default action, or ignored and SIGKILL (S3's and S11's sigterm, read before it, as S9's "
+        "sigint); "
         "S3's and S9's proven_after_s and again_proven_after_s (fast method: proven unable to exit by itself); "
         "S12's settled_by all_answered (every frame answered once the marker was).",
         _current_shape,

@@ -347,13 +347,14 @@ def after_signal(s: Session, sig: signal.Signals, bound: float, options: Options
 
 def no_handler_ran(record: dict, name: str) -> str | None:
     """Why a trial of a signal's race that did not show the defect needs no other (Probe.settles of S9, S11, S14):
-    the signal (name: SIGTERM, SIGINT) was ignored when it was sent, or had its default action and killed the
-    server (its disposition, the record's sigterm or sigint, read from /proc just before): no code of the server's
-    ran on it, so there is no handler to race its stdin reader, no shutdown of its runtime to crash. None otherwise
-    (an older record without it, a handler, a server that ended otherwise: the signal blocked, an exit of its own)."""
+    the signal (name: SIGTERM, SIGINT) had its default action when it was sent and killed the server, or was
+    ignored and the server was ended by SIGKILL (its disposition, the record's sigterm or sigint, read from /proc
+    just before): no code of the server's ran on any signal it got, so there is no handler to race its stdin
+    reader, no shutdown of its runtime to crash. None otherwise (an older record without it, a handler, a server
+    that ended otherwise: the signal blocked, an exit of its own, the probe's SIGTERM that it may handle)."""
     disposition = record.get(name.lower())
-    if disposition == "ignored":
-        return f"{name} was ignored: no code of its ran on it"
+    if disposition == "ignored" and record.get("signal") == "SIGKILL":
+        return f"{name} was ignored and SIGKILL ended it: no code of its ran on a signal"
     if disposition == "default" and record.get("signal") == name:
         return f"{name} had its default action: the kernel ended it, no handler ran"
     return None

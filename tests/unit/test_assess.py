@@ -256,9 +256,41 @@ def test_an_arm_read_by_several_probes_is_tried_until_each_is_decided_and_each_k
     owner, rated = _stub({}), dataclasses.replace(_stub({}), trials=5)
     settled = dataclasses.replace(rated, settles=_at_two)
     decided = runner.run_trials(spawn.Supervisor(), {"owner": owner, "rated": rated, "settled": settled}, run)
-    assert len(ran) == 3 and decided["owner"] is ran[0]
+    assert len(ran) == 3 and decided["owner"] == ran[0] and decided["owner"] is not ran[0]
     assert decided["rated"] == {"shown": True, "n": 3, "trials": {"run": 3, "shown": 1}}
     assert decided["settled"] == {"shown": False, "n": 2, "trials": {"run": 2, "shown": 0, "settled": "n is 2"}}
+
+
+def test_a_reader_that_cannot_read_a_trial_is_decided_on_it_and_leaves_the_others_theirs():
+    """One reader's assess raising (an odd record) gives that reader the error; the owner keeps its trial, and a
+    note that fails on one reader's record lands on no other's (each keeps a copy)."""
+
+    def broken(record: dict) -> Finding:
+        raise KeyError("trigger")
+
+    owner, rated = _stub({}), dataclasses.replace(_stub({}), trials=5, assess=broken)
+    records = runner.run_arm(
+        spawn.Supervisor(), "x", "bug", {"owner": owner, "rated": rated}, lambda: {"shown": False}, runner.unwatched
+    )
+    assert "error" not in records["owner"] and records["owner"]["shown"] is False
+    assert records["rated"]["error"] == "cannot assess: KeyError: 'trigger'" and records["rated"]["trials"]["run"] == 1
+
+
+def test_a_signal_settles_a_race_only_where_no_code_of_the_servers_ran_on_any_signal():
+    """Killed by the signal at its default action, or ignored and ended by SIGKILL: settled (S9, S11, S14). Ignored
+    and ended by the probe's SIGTERM (which it may handle: the race again), caught, or unknown: tried again."""
+    killed = {"trigger": "SIGTERM", "sigterm": "default", "signal": "SIGTERM", "exit_code": -15}
+    assert PROBES["S14"].settles(killed) == "SIGTERM had its default action: the kernel ended it, no handler ran"
+    assert PROBES["S11"].settles(killed) == PROBES["S14"].settles(killed)
+    ignored = {"trigger": "SIGINT", "sigint": "ignored", "signal": "SIGKILL", "exit_code": -9}
+    assert PROBES["S14"].settles(ignored) == "SIGINT was ignored and SIGKILL ended it: no code of its ran on a signal"
+    for other in (
+        ignored | {"signal": "SIGTERM", "exit_code": -15},
+        killed | {"sigterm": "caught"},
+        killed | {"sigterm": None},
+        killed | {"signal": None, "exit_code": 0},
+    ):
+        assert PROBES["S14"].settles(other) is None, other
 
 
 def test_a_trial_that_settles_the_race_ends_the_trials_and_says_why():

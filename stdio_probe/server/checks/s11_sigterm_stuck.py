@@ -8,8 +8,8 @@ SIGTERM in place of EOF; in the fast method a hang is called on the same kernel 
 It judges the ending too (S14's rule, s10_clean_ending.runtime_crash), and a crash on the way out is a race of
 the server's own shutdown paths: mcp-cron (go-sdk) panics "close of closed channel" on nearly every SIGTERM, and
 exited 0 on one of a loaded machine's. So the trigger is tried again, on a fresh server each time, until a trial
-shows the defect (session.RATE_TRIALS at most: Probe.trials), unless SIGTERM was ignored, or had its default
-action and killed it: no code of its ran on it, nothing to race (session.no_handler_ran).
+shows the defect (session.RATE_TRIALS at most: Probe.trials), unless no code of its ran on a signal (SIGTERM's
+default action killed it, or it was ignored and SIGKILL ended it): nothing to race (session.no_handler_ran).
 """
 
 from __future__ import annotations

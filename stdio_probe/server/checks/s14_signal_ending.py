@@ -8,8 +8,9 @@ judges its own arm's ending by the same rule (s10_clean_ending.runtime_crash).
 
 A crash on the way out is a race of the server's shutdown paths (mcp-cron, go-sdk: "panic: close of closed
 channel" on nearly every signal, a clean exit on some): each arm's trigger is tried again, on a fresh server each
-time, until a trial shows a crash (session.RATE_TRIALS at most: Probe.trials), unless the signal was ignored,
-or had its default action and killed the server: no code of its ran on it (session.no_handler_ran). The field's
+time, until a trial shows a crash (session.RATE_TRIALS at most: Probe.trials), unless no code of the server's
+ran on a signal (the signal's default action killed it, or it was ignored and SIGKILL ended it: the probe's
+SIGTERM in between may run a handler of its own, the race again): session.no_handler_ran. The field's
 handler (SIGTERM and SIGINT -> sys.exit(0): python-sdk #932, wontfix; ha-mcp #2027, ProxmoxMCP-Plus #112,
 fabric-rti-mcp #211, mcp-memory-service #368) leaves a Python SDK server alive after the first signal, a
 thread still reading stdin; on mcp 1.30.0 the next one aborts the interpreter ("Fatal Python error:
@@ -50,6 +51,8 @@ def assess(record: dict) -> Finding:
 
 
 SAME_ARMS = {"sigterm": (s3_sigterm.ID, "bug"), "sigint": (s9_sigint_idle.ID, "bug")}
+
+
 def settled(record: dict) -> str | None:
     """A trial in which no code of the server's ran on its signal settles the race (session.no_handler_ran)."""
     return session.no_handler_ran(record, record["trigger"])
