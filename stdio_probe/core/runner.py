@@ -153,8 +153,7 @@ def run_arm(
     try:
         records = run_trials(supervisor, probes, run)
     except Exception as exc:
-        failed: ArmRecord = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
-        records = {job: ArmRecord(failed) for job in probes}
+        records = {job: _failure(exc) for job in probes}
     took = round(time.time() - started, 3)
     for job, probe in probes.items():
         record = records[job]
@@ -162,8 +161,8 @@ def run_arm(
         try:
             note = probe.note(record)
         except Exception as exc:
-            record["error"] = note = f"cannot assess: {type(exc).__name__}: {exc}"
-            record["traceback"] = traceback.format_exc(limit=5)
+            record |= _failure(exc, "cannot assess: ")
+            note = record["error"]
         if job == own:
             on_arm(label, probe.id, arm, "done", note)
     return records
@@ -180,9 +179,8 @@ def run_trials(
     for a probe of one trial: no reader's error or note lands on another's), with its own trials {run, shown} and
     settled (why the trials ended early without the defect) where it repeats the arm: session.opened says "k of
     N" from it. A probe that cannot read a trial is decided on it, with the error (the others go on). Each
-    trial's processes are reaped
-    by the trial itself, and their fds closed before the next starts (each trial in an arm_scope of the run's
-    supervisor)."""
+    trial's processes are reaped by the trial itself, and their fds closed before the next starts (each trial in
+    an arm_scope of the run's supervisor)."""
     decided: dict[Key, ArmRecord] = {}
     tried = 0
     while len(decided) < len(probes):
@@ -207,12 +205,16 @@ def _decided(probe: Probe, record: ArmRecord, tried: int) -> ArmRecord | None:
             if not settled:
                 return None
     except Exception as exc:
-        failed = {"error": f"cannot assess: {type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
-        return {**record, **failed, "trials": {"run": tried, "shown": 0}}
+        return {**record, **_failure(exc, "cannot assess: "), "trials": {"run": tried, "shown": 0}}
     trials: Trials = {"run": tried, "shown": int(shown is True)}
     if settled:
         trials["settled"] = settled
     return {**record, "trials": trials}
+
+
+def _failure(exc: Exception, what: str = "") -> ArmRecord:
+    """The error an arm or a probe's reading of it failed with (what: its prefix), and where, as a record keeps it."""
+    return {"error": f"{what}{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(limit=5)}
 
 
 def _shown(probe: Probe, record: ArmRecord) -> bool | None:
