@@ -44,6 +44,7 @@ _WAITS = {
 _WRITE = {"x86_64": 1, "aarch64": 64}
 _READ = {"x86_64": 0, "aarch64": 63}
 FUTEX_PRIVATE_FLAG = 128
+PF_EXITING = 0x4  # include/linux/sched.h: a task in do_exit, from its first step (exit_signals) on
 MAX_POLL_FDS = 1 << 20  # poll(2) refuses more fds than RLIMIT_NOFILE, whose hard ceiling is fs.nr_open (1 << 20)
 ARCH = platform.machine()
 
@@ -125,6 +126,19 @@ def cpu_ticks(pid: int) -> int:
     if not stat:
         return 0
     return sum(int(field) for field in stat.rsplit(")", 1)[1].split()[11:15])
+
+
+def exiting(pid: int) -> bool:
+    """Whether every thread of pid has begun to exit (PF_EXITING in each /proc/PID/task/TID/stat's flags): its exit
+    is under way in the kernel, its files perhaps closed (its stdout at EOF), though it is not a zombie yet, and
+    no signal can change how it ends. Every thread, because a leader that left by pthread_exit carries the flag
+    while the others run on."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    flags = [(_read(f"/proc/{pid}/task/{tid}/stat") or ")").rsplit(")", 1)[1].split()[6:7] for tid in tids]
+    return bool(flags) and all(flag and int(flag[0]) & PF_EXITING for flag in flags)
 
 
 def parent_pid(pid: int) -> int | None:

@@ -240,12 +240,20 @@ class Child:
         a forked fixture's comes from its fork server, later under load, and one that exited before the stop's
         first signal (a server that exits on server/discover) must not read as ended by it. Its status is then
         awaited (bounded), and ended_by is sent, the last signal sent before (none: left as it was): one that ended
-        just after its SIGTERM's wait ran out, or whose status came late, ended by the SIGTERM, not by itself."""
+        just after its SIGTERM's wait ran out, or whose status came late, ended by the SIGTERM, not by itself.
+        One whose exit had begun (sample.exiting: its stdout may be at EOF already, its status not yet there) has
+        ended as well: on a loaded machine the probe can look between the two, and a signal sent then changes
+        nothing of how it ends, so it must not be named as what ended it."""
+        exiting = False
         if _running(self.process) and (self.pidfd is None or not self.pidfd.exited()):
-            return False
+            if not sample.exiting(self.pid):
+                return False
+            exiting = True  # its exit began before this look: no signal sent from now on can have ended it
         with suppress(subprocess.TimeoutExpired, ForkServerError):
             self.process.wait(TERM_GRACE)
-        if sent is not None:
+        if exiting and _running(self.process) and not (self.pidfd is not None and self.pidfd.exited()):
+            return False  # an exit that did not finish within the grace (stuck in the kernel): the stop goes on
+        if sent is not None:  # it was not exiting when that signal was sent
             self.ended_by = sent.name
         return True
 

@@ -89,7 +89,7 @@ def run_driver(
     os.close(report_w)
     os.close(ack_r)
     checkpoints: list[dict] = []
-    error, stuck_evidence = None, None
+    error, stuck_evidence, tree_at_error = None, None, None
     acked = time.monotonic()
     try:
         with os.fdopen(report_r, "rb", buffering=0) as report, os.fdopen(ack_w, "wb", buffering=0) as ack:
@@ -101,13 +101,20 @@ def run_driver(
                     if stuck is None
                     else lambda since=acked, last=last: stuck(child.pid, child.marker, time.monotonic() - since, last)
                 )
-                ready = _wait_readable(report, child.clock(), step_timeout, test)
+                clock = child.clock()
+                ready = _wait_readable(report, clock, step_timeout, test)
                 if isinstance(ready, dict):
                     after = checkpoints[-1]["checkpoint"] if checkpoints else None
                     stuck_evidence = {"after_checkpoint": after, "after_s": round(time.monotonic() - acked, 3), **ready}
                     break
                 if not ready:
-                    error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
+                    tree_at_error = tree_now(child.pid)
+                    if spawn.stopping():
+                        error = "the run stopped while the driver was between checkpoints"
+                    elif clock.idle_s() >= step_timeout:
+                        error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
+                    else:  # the outer bound: progress throughout, never a step's bound without it
+                        error = f"driver reached no checkpoint in {time.monotonic() - acked:.0f} s, busy throughout"
                     break
                 chunk = os.read(report.fileno(), 65536)
                 if not chunk:
@@ -141,7 +148,25 @@ def run_driver(
         error = f"driver exited {record['exit_code']}"
     if error:
         record["error"] = error
+    if tree_at_error is not None:
+        record["tree_at_error"] = tree_at_error
     return record
+
+
+def tree_now(pid: int) -> list[dict]:
+    """The driver's tree as a bound ran out: each process's command line and what each of its threads was doing
+    (its state and system call), the evidence of what it waited on."""
+    return [
+        {
+            "pid": member,
+            "cmdline": sample.cmdline(member)[-160:],
+            "threads": [
+                {"state": thread["state"], "syscall": _syscall_name(thread["syscall"])}
+                for thread in sample.threads(member)
+            ],
+        }
+        for member in (pid, *sample.descendants(pid))
+    ]
 
 
 def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], dict | None] | None) -> bool | dict:
@@ -160,6 +185,11 @@ def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], 
     if not spawn.wait_progressing(ready, clock, idle_bound, PROGRESS_CHECK):
         return False
     return evidence.get("stuck", True)
+
+
+def _syscall_name(syscall: dict) -> str | int | None:
+    """A thread's system call as sample.describe_syscall read it: its name, "running", or its number."""
+    return syscall.get("name") or ("running" if syscall.get("running") else syscall.get("nr"))
 
 
 def checkpoint(record: dict, name: str) -> dict | None:
