@@ -115,6 +115,7 @@ def run_driver(
                         error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
                     else:  # the outer bound: progress throughout, never a step's bound without it
                         error = f"driver reached no checkpoint in {time.monotonic() - acked:.0f} s, busy throughout"
+                    error += f" ({_doing(tree_at_error)})"
                     break
                 chunk = os.read(report.fileno(), 65536)
                 if not chunk:
@@ -185,6 +186,17 @@ def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], 
     if not spawn.wait_progressing(ready, clock, idle_bound, PROGRESS_CHECK):
         return False
     return evidence.get("stuck", True)
+
+
+def _doing(tree: list[dict]) -> str:
+    """tree_now's reading in a few words: each process's program (its script's name) and its threads' calls."""
+    parts = []
+    for member in tree:
+        words = member["cmdline"].split()
+        script = next((w for w in words[1:] if w.endswith(".py")), words[0] if words else "?")
+        calls = sorted({str(thread["syscall"]) for thread in member["threads"]})
+        parts.append(f"{os.path.basename(script)} {'/'.join(calls)}")
+    return "; ".join(parts)[:240]
 
 
 def _syscall_name(syscall: dict) -> str | int | None:
