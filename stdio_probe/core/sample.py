@@ -13,6 +13,7 @@ import fcntl
 import os
 import platform
 import select
+import signal
 import socket
 import struct
 import termios
@@ -129,16 +130,28 @@ def cpu_ticks(pid: int) -> int:
 
 
 def exiting(pid: int) -> bool:
-    """Whether every thread of pid has begun to exit (PF_EXITING in each /proc/PID/task/TID/stat's flags): its exit
-    is under way in the kernel, its files perhaps closed (its stdout at EOF), though it is not a zombie yet, and
-    no signal can change how it ends. Every thread, because a leader that left by pthread_exit carries the flag
-    while the others run on."""
+    """Whether every thread of pid is on its way out: its exit is under way in the kernel, its files perhaps
+    closed (its stdout at EOF), though it is not a zombie yet, and no signal can change how it ends.
+
+    A thread is on its way out once it is in do_exit (PF_EXITING in /proc/PID/task/TID/stat's flags) or, not
+    there yet, has the SIGKILL pending that a group exit gives every other thread (zap_other_threads: SigPnd,
+    its own pending set). Every thread, because a leader that left by pthread_exit carries PF_EXITING while
+    the others run on."""
     try:
         tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return False
-    flags = [(_read(f"/proc/{pid}/task/{tid}/stat") or ")").rsplit(")", 1)[1].split()[6:7] for tid in tids]
-    return bool(flags) and all(flag and int(flag[0]) & PF_EXITING for flag in flags)
+    return bool(tids) and all(_thread_exiting(f"/proc/{pid}/task/{tid}") for tid in tids)
+
+
+def _thread_exiting(base: str) -> bool:
+    stat = _read(f"{base}/stat")
+    if not stat:
+        return False
+    if int(stat.rsplit(")", 1)[1].split()[6]) & PF_EXITING:
+        return True
+    pending = _status_fields(f"{base}/status").get("SigPnd")
+    return pending is not None and bool(int(pending, 16) & 1 << (signal.SIGKILL - 1))
 
 
 def parent_pid(pid: int) -> int | None:

@@ -62,6 +62,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 from stdio_probe import package_file
 from stdio_probe.cli import start
@@ -150,11 +151,22 @@ def wait_progressing(ready: Callable[[float], bool], clock: Clock, idle_bound: f
     sleep or a wait is called out after idle_bound; the wait ends anyway OUTER_WINDOWS bounds after it began,
     and when the run is stopping.
     """
+    return wait_progressing_ends(ready, clock, idle_bound, check) == "ready"
+
+
+def wait_progressing_ends(
+    ready: Callable[[float], bool], clock: Clock, idle_bound: float, check: float
+) -> Literal["ready", "idle", "busy", "stopping"]:
+    """wait_progressing, saying how the wait ended: ready, the window of no progress over (idle), the outer bound
+    reached with progress throughout (busy), or the run stopping; read when it ends, never guessed after."""
     started = time.monotonic()
-    while not stopping() and clock.over(started, idle_bound) is None:
+    while True:
+        if stopping():
+            return "stopping"
+        if (over := clock.over(started, idle_bound)) is not None:
+            return over
         if ready(check):
-            return True
-    return False
+            return "ready"
 
 
 @dataclass
@@ -170,6 +182,9 @@ class Child:
     marker: tuple[str, str] = ("", "")  # (SPAWN_MARKER, its value): what every process of its tree carries
     pidfd: Pidfd | None = field(default=None, repr=False)  # every signal to it or its group; None: already gone
     readers: list = field(default_factory=list, repr=False)  # wire.StdoutReaders of its stdout, stopped by close()
+    # set once a stop's look found its exit under way (sample.exiting): the signal sent last before that look,
+    # the only one that can have ended it (None: none had been sent, it ended by itself)
+    exit_seen_after: tuple[signal.Signals | None] | None = field(default=None, repr=False)
 
     @property
     def pid(self) -> int:
@@ -241,21 +256,28 @@ class Child:
         first signal (a server that exits on server/discover) must not read as ended by it. Its status is then
         awaited (bounded), and ended_by is sent, the last signal sent before (none: left as it was): one that ended
         just after its SIGTERM's wait ran out, or whose status came late, ended by the SIGTERM, not by itself.
-        One whose exit had begun (sample.exiting: its stdout may be at EOF already, its status not yet there) has
-        ended as well: on a loaded machine the probe can look between the two, and a signal sent then changes
-        nothing of how it ends, so it must not be named as what ended it."""
-        exiting = False
-        if _running(self.process) and (self.pidfd is None or not self.pidfd.exited()):
+
+        One whose exit is under way (sample.exiting: its stdout may be at EOF already, its status not there yet)
+        is waited for while it makes progress (an exit that unmaps much memory is kernel time, slow under load),
+        and only the signal sent before the look that first found it exiting can be named as its ending: on a
+        loaded machine the probe can look between the two, and a signal sent then changes nothing of how it
+        ends. An exit that makes no progress for TERM_GRACE is not waited on further: the stop goes on."""
+        if _running(self.process) and not self._exited():
             if not sample.exiting(self.pid):
                 return False
-            exiting = True  # its exit began before this look: no signal sent from now on can have ended it
+            self.exit_seen_after = self.exit_seen_after or (sent,)
+            if not self.wait_for(self._exited, TERM_GRACE):
+                return False
         with suppress(subprocess.TimeoutExpired, ForkServerError):
             self.process.wait(TERM_GRACE)
-        if exiting and _running(self.process) and not (self.pidfd is not None and self.pidfd.exited()):
-            return False  # an exit that did not finish within the grace (stuck in the kernel): the stop goes on
-        if sent is not None:  # it was not exiting when that signal was sent
-            self.ended_by = sent.name
+        blamed = self.exit_seen_after[0] if self.exit_seen_after else sent
+        if blamed is not None:
+            self.ended_by = blamed.name
         return True
+
+    def _exited(self) -> bool:
+        """Whether the kernel says it has exited: its pidfd reads as exited (without one, nothing says so)."""
+        return self.pidfd is not None and self.pidfd.exited()
 
     def signal(self, sig: int) -> bool:
         """Send sig to the process alone, through its pidfd; False once it is reaped."""

@@ -101,21 +101,18 @@ def run_driver(
                     if stuck is None
                     else lambda since=acked, last=last: stuck(child.pid, child.marker, time.monotonic() - since, last)
                 )
-                clock = child.clock()
-                ready = _wait_readable(report, clock, step_timeout, test)
-                if isinstance(ready, dict):
+                ended = _wait_readable(report, child.clock(), step_timeout, test)
+                if isinstance(ended, dict):
                     after = checkpoints[-1]["checkpoint"] if checkpoints else None
-                    stuck_evidence = {"after_checkpoint": after, "after_s": round(time.monotonic() - acked, 3), **ready}
+                    stuck_evidence = {"after_checkpoint": after, "after_s": round(time.monotonic() - acked, 3), **ended}
                     break
-                if not ready:
+                if ended != "ready":
                     tree_at_error = tree_now(child.pid)
-                    if spawn.stopping():
-                        error = "the run stopped while the driver was between checkpoints"
-                    elif clock.idle_s() >= step_timeout:
-                        error = f"driver made no progress and reached no checkpoint for {step_timeout:g} s"
-                    else:  # the outer bound: progress throughout, never a step's bound without it
-                        error = f"driver reached no checkpoint in {time.monotonic() - acked:.0f} s, busy throughout"
-                    error += f" ({_doing(tree_at_error)})"
+                    error = {
+                        "stopping": "the run stopped while the driver was between checkpoints",
+                        "idle": f"driver made no progress and reached no checkpoint for {step_timeout:g} s",
+                        "busy": f"driver reached no checkpoint in {time.monotonic() - acked:.0f} s, busy throughout",
+                    }[ended] + f" ({_doing(tree_at_error)})"
                     break
                 chunk = os.read(report.fileno(), 65536)
                 if not chunk:
@@ -170,9 +167,9 @@ def tree_now(pid: int) -> list[dict]:
     ]
 
 
-def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], dict | None] | None) -> bool | dict:
-    """Wait for the report pipe while the driver's tree makes progress (wait_progressing); a stuck test's
-    evidence ends the wait too, and is returned in place of True."""
+def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], dict | None] | None) -> str | dict:
+    """Wait for the report pipe while the driver's tree makes progress (spawn.wait_progressing_ends), and say how
+    the wait ended ("ready", "idle", "busy", "stopping"); a stuck test's evidence ends it too, and is returned."""
     evidence: dict = {}
 
     def ready(check: float) -> bool:
@@ -183,9 +180,8 @@ def _wait_readable(report, clock: Clock, idle_bound: float, stuck: Callable[[], 
             return True
         return False
 
-    if not spawn.wait_progressing(ready, clock, idle_bound, PROGRESS_CHECK):
-        return False
-    return evidence.get("stuck", True)
+    ended = spawn.wait_progressing_ends(ready, clock, idle_bound, PROGRESS_CHECK)
+    return evidence.get("stuck", ended)
 
 
 def _doing(tree: list[dict]) -> str:

@@ -182,22 +182,34 @@ def test_a_process_that_ends_as_its_sigterms_wait_runs_out_is_recorded_ended_by_
     assert (child.process.returncode, child.ended_by) == (0, "SIGTERM")
 
 
-def test_a_process_whose_exit_has_begun_when_the_stop_looks_is_recorded_ended_by_itself(supervisor, tmp_path):
+def test_a_process_whose_exit_has_begun_when_the_stop_looks_is_recorded_ended_by_itself(
+    supervisor, tmp_path, monkeypatch
+):
     """Child.stop: a server that exits by itself (os._exit(1), as one that exits on server/discover) may be seen
     with its stdout at EOF before it is a zombie; a stop that looks then sends no signal it could be ended by. The
-    moment is made long, not staged: the exit unmaps 256 MB (a fraction of a second), and the stop runs once the
-    kernel shows the exit under way (sample.exiting); a try that misses that moment is made again."""
+    moment is made long, not staged: the exit unmaps 256 MB (a fraction of a second of kernel time, which the stop
+    waits for while it progresses), and the stop runs once the kernel shows the exit under way. A try counts only
+    if the stop's own look found it under way (a spy on sample.exiting); one that missed it is made again."""
     script = tmp_path / "exits_slowly.py"
     script.write_text("import os\nheld = b'1' * (256 << 20)\nprint('ready', flush=True)\nos._exit(1)\n")
+    looks: list[bool] = []
+    kernel_says = sample.exiting
+
+    def exiting(pid: int) -> bool:
+        looks.append(kernel_says(pid))
+        return looks[-1]
+
+    monkeypatch.setattr(spawn.sample, "exiting", exiting)
     for _ in range(5):
         child = supervisor.spawn(sys.executable, str(script), [], {})
         assert child.process.stdout.readline() == b"ready\n"
         deadline = time.monotonic() + 60  # a safety net: its exit ends the look
-        while child.process.poll() is None and not sample.exiting(child.pid) and time.monotonic() < deadline:
-            pass  # a tight look: the exit lasts a fraction of a second
-        if child.process.poll() is None:  # caught exiting
-            child.stop()
-            assert (child.process.returncode, child.ended_by) == (1, None), child.ended_by
+        while not (under_way := kernel_says(child.pid)) and child.process.poll() is None:
+            assert time.monotonic() < deadline, "neither exiting nor exited after 60 s"
+        looks.clear()
+        child.stop()
+        if under_way and True in looks:  # the stop's look found the exit under way
+            assert (child.process.returncode, child.ended_by) == (1, None), (child.ended_by, looks)
             assert child.record()["ended_by"] == "self"
             return
-    pytest.fail("the exit was never seen under way in 5 tries")
+    pytest.fail("the stop never looked while the exit was under way, in 5 tries")
