@@ -27,37 +27,57 @@ ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on an arm's ser
 StuckTest = Callable[[int, tuple[str, str], float, str | None], dict | None]
 
 
-def blocked_test(options: Options, arm_id: str, waited: Callable[[float, str | None], float | None]) -> StuckTest:
-    """A stuck test for a driver awaiting what only it and its arm's servers could bring (an answer, an error).
+def stuck_test(
+    options: Options,
+    pending_s: Callable[[float, str | None], float | None],
+    prove: Callable[[int, tuple[str, str]], dict],
+) -> StuckTest:
+    """A stuck test for a driver awaiting an outcome that may never come: the one rule every case's test follows.
 
-    waited(since, last) gives the seconds the awaited outcome has been pending (None: not awaited yet; since
+    pending_s(since, last) gives the seconds the awaited outcome has been pending (None: not awaited yet; since
     and last as run_driver gives them). Either method: pending longer than the window. Fast, sooner:
-    PROOF_SAMPLES proofs in a row that the driver and every live process carrying the arm's marker are blocked together
-    (hang.prove_blocked_together: each asleep with no timeout, nothing outside them able to wake one), so
-    the outcome can never come. A fix that brings it late leaves a timer, a running thread or a process
-    awake, and is waited for. The proofs in a row are those of one wait: a checkpoint (the driver moved on)
-    or an outcome not awaited starts the count again. The evidence carries its monotonic time, "t".
+    PROOF_SAMPLES proofs in a row (prove(driver pid, its marker): one reading of a hang.prove_* rule, its
+    "proven" saying whether it held) that the outcome can never come. The proofs in a row are those of one wait:
+    a checkpoint (the driver moved on) or an outcome not awaited starts the count again. The window is read
+    again once a proof is done: a proof that takes seconds on a loaded machine must not let the driver's own
+    step bound (a window of its no progress, a little longer than this one) run out before this window is seen
+    over. The evidence carries its monotonic time, "t".
     """
     proofs, counting = 0, ""  # counting: the checkpoint whose wait the proofs belong to ("": none yet)
 
     def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
         nonlocal proofs, counting
-        pending = waited(since, last)
+        asked = time.monotonic()
+        pending = pending_s(since, last)
         if counting != last or pending is None:
             proofs, counting = 0, last
         if pending is None:
             return None
-        now = time.monotonic()
         if pending > options.window:
-            return {"decided_by": "window", "t": now}
+            return {"decided_by": "window", "t": asked}
         if options.method == "window":
             return None
-        servers = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
-        proof = hang.prove_blocked_together({pid: marker, **{server: (ARM_MARKER, arm_id) for server in servers}})
+        proof = prove(pid, marker)
+        now = time.monotonic()
+        if pending + now - asked > options.window:
+            return {"decided_by": "window", "t": now}
         proofs = proofs + 1 if proof["proven"] else 0
         return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
 
     return test
+
+
+def blocked_test(options: Options, arm_id: str, waited: Callable[[float, str | None], float | None]) -> StuckTest:
+    """A stuck test (stuck_test) for a driver awaiting what only it and its arm's servers could bring (an answer, an
+    error): the proof is hang.prove_blocked_together over the driver and every live process carrying the arm's
+    marker (each asleep with no timeout, nothing outside them able to wake one), so the outcome can never come.
+    A fix that brings it late leaves a timer, a running thread or a process awake, and is waited for."""
+
+    def prove(pid: int, marker: tuple[str, str]) -> dict:
+        servers = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
+        return hang.prove_blocked_together({pid: marker, **{server: (ARM_MARKER, arm_id) for server in servers}})
+
+    return stuck_test(options, waited, prove)
 
 
 def live_children(pid: int) -> list[dict]:

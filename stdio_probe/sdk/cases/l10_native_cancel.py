@@ -44,7 +44,7 @@ from pathlib import Path
 from stdio_probe.core import hang, sample, spawn
 from stdio_probe.core.model import CASE_ARMS, Finding, Options, Probe, Sdk
 from stdio_probe.fixtures.fixture_events import read_events
-from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver
+from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver, stuck_test
 
 ID = "L10"
 TITLE = "native cancel in stdio_client shutdown hangs the host, server unsignalled"
@@ -53,7 +53,6 @@ ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's se
 FIRE_AFTER = {"bug": 0.7, "control": 0.2, "mitigated": 0.7}  # when asyncio.timeout fires, s after initialize
 BODY = 0.4  # seconds the connection's body sleeps after initialize
 SLOW_ARMS = ("control", "mitigated")  # they wait out the SDK's 2 s grace before its SIGTERM: queued first
-PROOF_SAMPLES = 3  # consecutive proofs, driver.STUCK_CHECK apart, before the host is called stuck
 LINGER_BOUND = 60.0  # the server ignores stdin EOF for this long, then exits by itself (if nothing reaped it)
 STEP_TIMEOUT = 15.0  # no-progress bound per checkpoint: above the SDK's whole shutdown escalation (about 6 s)
 
@@ -90,25 +89,18 @@ def cancel_not_survived(record: dict) -> str | None:
 
 
 def _stuck_test(options: Options, events: str, arm_id: str) -> StuckTest:
-    """Either method: no return within the window after the server's stdin EOF; fast, sooner: PROOF_SAMPLES
-    proofs in a row that nothing but its server (the arm's marked tree) can wake the driver. The evidence
-    carries its monotonic time, "t"."""
-    proofs = 0
+    """driver.stuck_test, pending from the server's stdin EOF (the start of shutdown); the proof: nothing but its
+    server (the arm's marked tree) can wake the driver (hang.prove_waiting_forever)."""
 
-    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
-        nonlocal proofs
-        now = time.monotonic()
+    def pending_s(since: float, last: str | None) -> float | None:
         eof = next((e["t"] for e in read_events(events) if e["event"] == "stdin_eof"), None)
-        if eof is not None and now - eof > options.window:
-            return {"decided_by": "window", "t": now}
-        if options.method == "window":
-            return None
-        server = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
-        proof = hang.prove_waiting_forever(pid, marker, accounted=server)
-        proofs = proofs + 1 if proof["proven"] else 0
-        return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
+        return None if eof is None else time.monotonic() - eof
 
-    return test
+    def prove(pid: int, marker: tuple[str, str]) -> dict:
+        server = [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
+        return hang.prove_waiting_forever(pid, marker, accounted=server)
+
+    return stuck_test(options, pending_s, prove)
 
 
 def _server_after_host(events: list[dict]) -> dict:

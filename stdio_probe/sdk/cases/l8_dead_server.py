@@ -35,13 +35,12 @@ from pathlib import Path
 from stdio_probe.core import hang, sample, spawn
 from stdio_probe.core.model import CASE_ARMS, Finding, Options, Probe, Sdk
 from stdio_probe.fixtures.fixture_events import read_events
-from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver
+from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver, stuck_test
 
 ID = "L8"
 TITLE = "request hangs when the dead server's stdout is held by a descendant"
 DRIVER = "driver_dead_server.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server, inherited by its job
-PROOF_SAMPLES = 3  # consecutive proofs, driver.STUCK_CHECK apart, before the call is called pending forever
 STEP_SLACK = 10.0  # beyond the window: spawn, handshake and the SDK's shutdown
 
 
@@ -65,29 +64,24 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
 
 
 def _pending_test(options: Options, seen: Path, arm_id: str) -> StuckTest:
-    """Once the driver has seen the server gone: fast, PROOF_SAMPLES proofs in a row that the driver and the
-    holders of the server's stdout are blocked together; either method, the window over since the exit was
-    seen. The evidence carries its monotonic time, "t"."""
-    proofs = 0
+    """driver.stuck_test, pending from the moment the driver saw the server gone; the proof: the driver and the
+    holders of the server's stdout are blocked together (hang.prove_blocked_together)."""
+    facts: dict = {}
 
-    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
-        nonlocal proofs
+    def pending_s(since: float, last: str | None) -> float | None:
         try:
-            facts = json.loads(seen.read_text())
+            facts.update(json.loads(seen.read_text()))
         except (OSError, ValueError):  # not seen yet (or being written)
             return None
-        now = time.monotonic()
-        if now - facts["exit_seen_t"] > options.window:
-            return {"decided_by": "window", "t": now}
-        if options.method == "window":
-            return None
-        writers = sample.pipe_writers(facts["inode"])
-        members = {pid: marker, **{holder: (ARM_MARKER, arm_id) for holder in writers}}
-        proof = hang.prove_blocked_together(members) if writers else {"proven": False}
-        proofs = proofs + 1 if proof["proven"] else 0
-        return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
+        return time.monotonic() - facts["exit_seen_t"]
 
-    return test
+    def prove(pid: int, marker: tuple[str, str]) -> dict:
+        writers = sample.pipe_writers(facts["inode"])
+        if not writers:
+            return {"proven": False, "why_not": "no process holds the server's stdout"}
+        return hang.prove_blocked_together({pid: marker, **{holder: (ARM_MARKER, arm_id) for holder in writers}})
+
+    return stuck_test(options, pending_s, prove)
 
 
 def _pending_facts(seen: dict, events: list[dict], decided_t: float) -> dict:

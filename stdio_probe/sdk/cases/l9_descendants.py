@@ -39,14 +39,13 @@ from pathlib import Path
 
 from stdio_probe.core import hang, sample, spawn
 from stdio_probe.core.model import CASE_ARMS, Finding, Options, Probe, Sdk, parent_of
-from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver
+from stdio_probe.sdk.driver import StuckTest, checkpoint, run_driver, stuck_test
 
 ID = "L9"
 TITLE = "a server that exits by itself leaves its descendants running"
 DRIVER = "driver_descendants.py"
 ARM_MARKER = "PROBE_ARM_ID"  # fixtures/driver_common.py puts it on the arm's server, inherited by its descendant
 SLOW_ARMS = ("control",)  # waits out the SDK's 2 s grace before its group kill: queued first
-PROOF_SAMPLES = 3  # consecutive proofs, driver.STUCK_CHECK apart, before the descendant is called left for good
 LINGER_BOUND = 6.0  # the control's server ignores stdin EOF this long (above the SDK's 2 s grace), then exits
 STEP_SLACK = 10.0  # spawn, handshake and the SDK's shutdown
 DESCENDANT_MARGIN = 20.0  # the descendant outlives the arm's bound by this much; the probe reaps it after
@@ -73,32 +72,29 @@ def run_arm(arm: str, sdk: Sdk, options: Options) -> dict:
 
 
 def _left_test(options: Options, seen: Path, arm_id: str) -> StuckTest:
-    """Once the context has exited: the window over since, or (fast) PROOF_SAMPLES proofs in a row that the
-    driver and the arm's other processes are blocked together and nothing else will end the descendant."""
-    proofs = 0
+    """driver.stuck_test, pending from the moment the context exited; the proof: the driver and the arm's other
+    processes are blocked together and nothing else will end the descendant (hang.prove_blocked_together, the
+    descendant accounted for, with no signal pending)."""
+    left: dict = {}
 
-    def test(pid: int, marker: tuple[str, str], since: float, last: str | None) -> dict | None:
-        nonlocal proofs
+    def pending_s(since: float, last: str | None) -> float | None:
         try:
-            left = json.loads(seen.read_text())
+            left.update(json.loads(seen.read_text()))
         except (OSError, ValueError):  # the context has not exited yet (or the file is being written)
             return None
-        now = time.monotonic()
-        if now - left["left_t"] > options.window:
-            return {"decided_by": "window", "t": now}
-        if options.method == "window":
-            return None
+        return time.monotonic() - left["left_t"]
+
+    def prove(pid: int, marker: tuple[str, str]) -> dict:
         descendant, live = left["descendant"], [p["pid"] for p in sample.marked_processes(ARM_MARKER, arm_id)]
         members = {pid: marker, **{other: (ARM_MARKER, arm_id) for other in live if other != descendant}}
         pending = sample.pending_signals(descendant) if descendant in live else None
-        if pending is None or any(int(mask, 16) for mask in pending.values()):
-            proofs = 0
-            return None
-        proof = hang.prove_blocked_together(members, accounted=[descendant])
-        proofs = proofs + 1 if proof["proven"] else 0
-        return {"decided_by": "proof", "proof": proof, "t": now} if proofs >= PROOF_SAMPLES else None
+        if pending is None:
+            return {"proven": False, "why_not": "the descendant is gone"}
+        if any(int(mask, 16) for mask in pending.values()):
+            return {"proven": False, "why_not": "a signal is pending for the descendant"}
+        return hang.prove_blocked_together(members, accounted=[descendant])
 
-    return test
+    return stuck_test(options, pending_s, prove)
 
 
 def _left_facts(left: dict, arm_id: str, decided_t: float) -> dict:
