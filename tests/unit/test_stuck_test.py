@@ -1,5 +1,5 @@
-"""driver.stuck_test's rule on its own: the window, the proofs in a row of one wait, and the window read again
-after a proof that took long (the proofs here are stand-ins: what is judged is the rule, not a process)."""
+"""driver.stuck_test's rule on its own: the window and the proofs in a row of one wait (the proofs here are
+stand-ins: what is judged is the rule, not a process)."""
 
 from __future__ import annotations
 
@@ -13,19 +13,6 @@ MARKER = ("PROBE_SPAWN_ID", "0" * 32)
 
 def pending_since(origin: float):
     return lambda since, last: time.monotonic() - origin
-
-
-def test_a_proof_that_outlasts_the_window_gives_the_window_not_nothing():
-    """On a loaded machine one proof can take seconds: the window is over once it returns, and the test says so
-    then, before the driver's own step bound can run out on a driver that made no progress meanwhile."""
-
-    def slow_unproven(pid, marker):
-        time.sleep(0.3)
-        return {"proven": False}
-
-    test = stuck_test(Options(window=0.2), pending_since(time.monotonic()), slow_unproven)
-    found = test(1, MARKER, 0.0, "started")
-    assert found is not None and found["decided_by"] == "window", found
 
 
 def test_proofs_in_a_row_decide_and_a_new_checkpoint_starts_the_count_again():
