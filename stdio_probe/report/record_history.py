@@ -161,7 +161,8 @@ VERSIONS = {
         "signal at its default action, or ignored and SIGKILL (S3's and S11's sigterm, read before it, as S9's "
         "sigint); "
         "S3's and S9's proven_after_s and again_proven_after_s (fast method: proven unable to exit by itself); "
-        "S12's settled_by all_answered (every frame answered once the marker was).",
+        "S12's settled_by all_answered (every frame answered once the marker was); a client driver's arm that "
+        "reached no checkpoint, its tree_at_error (each process of its tree, each thread's state and system call).",
         _current_shape,
     ),
 }
