@@ -219,8 +219,11 @@ def _doing(tree: list[dict]) -> str:
 
 
 def _syscall_name(syscall: dict) -> str | int | None:
-    """A thread's system call as sample.describe_syscall read it: its name, "running", or its number."""
-    return syscall.get("name") or ("running" if syscall.get("running") else syscall.get("nr"))
+    """A thread's system call as sample.describe_syscall read it: its name, "running" (on a CPU), "user" (in user
+    space, in no system call: preempted, or queued for a CPU), or its number."""
+    if syscall.get("running"):
+        return "running"
+    return syscall.get("name") or ("user" if syscall.get("nr") == -1 else syscall.get("nr"))
 
 
 def checkpoint(record: dict, name: str) -> dict | None:

@@ -28,6 +28,13 @@ def test_proofs_in_a_row_decide_and_a_new_checkpoint_starts_the_count_again():
 def test_nothing_is_decided_before_the_outcome_is_awaited_and_the_window_method_never_proves():
     never = stuck_test(Options(window=0.0), lambda since, last: None, lambda pid, marker: {"proven": True})
     assert never(1, MARKER, 0.0, None) is None
-    proved: list[int] = []
-    window = stuck_test(Options(method="window", window=60.0), pending_since(time.monotonic()), lambda p, m: proved)
-    assert window(1, MARKER, 0.0, "started") is None and proved == []
+    asked: list[int] = []
+
+    def proven(pid: int, marker: tuple[str, str]) -> dict:
+        asked.append(pid)
+        return {"proven": True}
+
+    window = stuck_test(Options(method="window", window=60.0), pending_since(time.monotonic()), proven)
+    for _ in range(PROOF_SAMPLES + 1):
+        assert window(1, MARKER, 0.0, "started") is None
+    assert asked == [], "the window method asked for a proof"
