@@ -10,12 +10,21 @@ subject without ever turning it into a hang. Progress between two readings is an
   the tree        a process of it started or went: a teardown in steps is progress
   bytes moved     moved(), a counter its caller keeps of the subject's pipes (stdout bytes read,
                   stderr bytes written, what the scenario server logged of the host's messages)
+  kept waiting    a process of the tree runnable (state R: on a CPU or queued for one) at two readings in
+                  a row: it wants the CPU, and only the load can have kept its ticks still
 
-What it rules out: a runnable process starved of CPU by the load reads no tick for a while, never for
-a whole window (the scheduler runs every runnable task many times a second); a subject asleep on a
-timer of its own (a host's grace before SIGTERM) reads no progress, and its grace counts. What it
-does not: a subject that wakes often but does nothing (a busy poll loop) is progress; it is caught by
-the outer bound, OUTER_WINDOWS windows after the wait began, where it is reported "busy", never a hang.
+What it rules out: a runnable process starved of CPU by the load reads no tick for a while, and a tick
+is 10 ms of CPU: a spinner among dozens of runnable tasks, in a session that busy loops of sessions of
+their own leave a third of the cores, can get less than that in a second (measured: a 1 s window read
+idle). It reads runnable at every reading, so its window does not count (the scheduler's own account of
+that wait, schedstat's run_delay, grows only once the task is back on a CPU, seconds late). A process
+that wakes briefly is seldom caught runnable at one reading and hardly ever at two in a row (a 10 ms poll
+on a quiet machine is runnable a thousandth of the time), so a light poller's window still counts; a
+subject asleep on a timer of its own (a host's grace before SIGTERM) reads no progress, and its grace
+counts. What it does not: a subject that wakes often but does nothing (a busy poll loop) is progress;
+it is caught by the outer bound, OUTER_WINDOWS windows after the wait began, where it is reported
+"busy", never a hang. Only a main thread's state is read (the same read as its ticks): a starved
+spinner on another thread of its process is left to its ticks.
 """
 
 from __future__ import annotations
@@ -51,24 +60,27 @@ class Clock:
 
     def __init__(self, pids: Callable[[], Iterable[int]], moved: Callable[[], int] = _nothing) -> None:
         self.pids, self.moved = pids, moved
-        self._reading = self._read()
+        self._reading, self._runnable = self._read()
         self._read_t = self.progress_t = time.monotonic()
         self.stretches: list[tuple[float, float]] = []
 
-    def _read(self) -> tuple[int, frozenset[int], int]:
+    def _read(self) -> tuple[tuple[int, frozenset[int], int], frozenset[int]]:
+        """(CPU ticks summed over the tree, its pids, bytes moved), and the pids whose main thread is runnable."""
         pids = frozenset(self.pids())
-        return sum(sample.cpu_ticks(pid) for pid in pids), pids, self.moved()
+        readings = {pid: sample.cpu_reading(pid) for pid in pids}
+        ticks = sum(ticks for ticks, _ in readings.values())
+        return (ticks, pids, self.moved()), frozenset(pid for pid, (_, runnable) in readings.items() if runnable)
 
     def idle_s(self, since: float | None = None) -> float:
         """Seconds up to now without progress, counted from since at the earliest (the start of a window)."""
         now = time.monotonic()
         if now - self._read_t >= READ_EVERY:
-            reading = self._read()
-            if reading != self._reading:
+            reading, runnable = self._read()
+            if reading != self._reading or runnable & self._runnable:
                 if now - self.progress_t > 2 * READ_EVERY:
                     self.stretches.append((self.progress_t, now))
                 self._reading, self.progress_t = reading, now
-            self._read_t = now
+            self._runnable, self._read_t = runnable, now
         return now - max(self.progress_t, since if since is not None else self.progress_t)
 
     def over(self, since: float, window: float) -> Over | None:

@@ -120,13 +120,15 @@ def scheduled_ns(pid: int) -> int:
     return int(cpu_seconds(pid) * 1e9)
 
 
-def cpu_ticks(pid: int) -> int:
+def cpu_reading(pid: int) -> tuple[int, bool]:
     """Clock ticks of CPU the process and the children it has reaped have used (utime, stime, cutime, cstime;
-    0 once it is gone): a child's ticks stay counted once it is reaped."""
+    0 once it is gone: a child's ticks stay counted once it is reaped), and whether its main thread is
+    runnable (state R: on a CPU or waiting on a run queue for one), from one read of /proc/PID/stat."""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
-        return 0
-    return sum(int(field) for field in stat.rsplit(")", 1)[1].split()[11:15])
+        return 0, False
+    fields = stat.rsplit(")", 1)[1].split()
+    return sum(int(field) for field in fields[11:15]), fields[0] == "R"
 
 
 def exiting(pid: int) -> bool:

@@ -1,0 +1,51 @@
+"""The no-progress clock against a load its CPU ticks cannot show (progress.Clock, "kept waiting")."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from stdio_probe.core import progress, sample
+
+# a spinner that the load keeps off its CPU: pinned to one CPU beside two busy loops it forks (in its session, so
+# that the scheduler weighs them against it, not session against session), it turns SCHED_IDLE (a weight of 3
+# against their 1024 each) and spins, getting a few ms of that CPU a second: less than a tick in most seconds
+STARVED_SPINNER = (
+    "import os, sys\n"
+    "os.sched_setaffinity(0, {int(sys.argv[1])})\n"
+    "for _ in range(2):\n"
+    "    if os.fork() == 0:\n"
+    "        while True:\n"
+    "            pass\n"
+    "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))\n"
+    "while True:\n"
+    "    pass\n"
+)
+
+
+def test_a_spinner_kept_off_every_cpu_is_progress_never_idle(tmp_path, supervisor):
+    """The window rule's premise under the worst load: a spinner starved to less than a tick a second (measured
+    in the suite: a 1 s window read idle beside busy loops in sessions of their own) is runnable throughout, so
+    the clock never reads it idle over 4 windows of 1 s; and its ticks are shown to have stood still for one
+    (the load was there: without the rule, that window would have read idle)."""
+    script = tmp_path / "starved_spinner.py"
+    script.write_text(STARVED_SPINNER)
+    spinner = supervisor.spawn(sys.executable, str(script), [str(min(os.sched_getaffinity(0)))], {})
+    try:
+        deadline = time.monotonic() + 60  # a safety net: the spinner's turn to SCHED_IDLE ends the wait
+        while os.sched_getscheduler(spinner.pid) != os.SCHED_IDLE and time.monotonic() < deadline:
+            time.sleep(0.02)
+        clock = progress.Clock(lambda: (spinner.pid,))  # the spinner alone: its busy loops are the load
+        started = ticks_moved = time.monotonic()
+        ticks, _ = sample.cpu_reading(spinner.pid)
+        longest_still = 0.0
+        while time.monotonic() - started < 4.0:
+            assert clock.idle_s() < 1.0, "a spinner kept off the CPU read as idle for a window"
+            if (now_ticks := sample.cpu_reading(spinner.pid)[0]) != ticks:
+                ticks, ticks_moved = now_ticks, time.monotonic()
+            longest_still = max(longest_still, time.monotonic() - ticks_moved)
+            time.sleep(progress.READ_EVERY)
+        assert longest_still >= 1.0, f"the spinner's ticks moved every {longest_still:.2f} s: no load was staged"
+    finally:
+        spinner.stop()
