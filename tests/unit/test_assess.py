@@ -228,7 +228,8 @@ def _trials_of(*records: dict, trials: int = 3, settles=None) -> tuple[dict, lis
         return dict(ran[-1])
 
     stub = dataclasses.replace(_stub({}), trials=trials, settles=settles)
-    return runner.run_trials(spawn.Supervisor(), {"T": stub}, run)["T"], ran
+    with spawn.Supervisor() as supervisor:  # ended: one left open would keep the worker's last one from reaping
+        return runner.run_trials(supervisor, {"T": stub}, run)["T"], ran
 
 
 def test_a_repeated_arm_stops_at_the_first_trial_that_shows_the_defect_or_has_no_evidence():
@@ -255,7 +256,8 @@ def test_an_arm_read_by_several_probes_is_tried_until_each_is_decided_and_each_k
 
     owner, rated = _stub({}), dataclasses.replace(_stub({}), trials=5)
     settled = dataclasses.replace(rated, settles=_at_two)
-    decided = runner.run_trials(spawn.Supervisor(), {"owner": owner, "rated": rated, "settled": settled}, run)
+    with spawn.Supervisor() as supervisor:
+        decided = runner.run_trials(supervisor, {"owner": owner, "rated": rated, "settled": settled}, run)
     assert len(ran) == 3 and decided["owner"] == ran[0] and decided["owner"] is not ran[0]
     assert decided["rated"] == {"shown": True, "n": 3, "trials": {"run": 3, "shown": 1}}
     assert decided["settled"] == {"shown": False, "n": 2, "trials": {"run": 2, "shown": 0, "settled": "n is 2"}}
@@ -269,9 +271,9 @@ def test_a_reader_that_cannot_read_a_trial_is_decided_on_it_and_leaves_the_other
         raise KeyError("trigger")
 
     owner, rated = _stub({}), dataclasses.replace(_stub({}), trials=5, assess=broken)
-    records = runner.run_arm(
-        spawn.Supervisor(), "x", "bug", {"owner": owner, "rated": rated}, lambda: {"shown": False}, runner.unwatched
-    )
+    with spawn.Supervisor() as supervisor:
+        readers = {"owner": owner, "rated": rated}
+        records = runner.run_arm(supervisor, "x", "bug", readers, lambda: {"shown": False}, runner.unwatched)
     assert "error" not in records["owner"] and records["owner"]["shown"] is False
     assert records["rated"]["error"] == "cannot assess: KeyError: 'trigger'" and records["rated"]["trials"]["run"] == 1
 
