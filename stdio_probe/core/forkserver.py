@@ -192,10 +192,11 @@ class ForkServer:
     def _await_pid(self, status: socket.socket) -> int:
         """The forked child's pid; unavailable if the server dies, stalls, or passes START_CAP.
 
-        A stall is STALL_BOUND seconds in which the server neither ran nor waited on a run queue for a CPU
-        (sample.scheduled_ns): asleep in its preload (a lock, a read that never ends). A server runnable but
-        starved by the load is not stalled: CPU ticks alone gave a server up at a load of 30 on 2 cores (no child
-        from the fork server: exit None), and every later fixture of its SDK was exec'd."""
+        A stall is STALL_BOUND seconds in which the server neither ran (sample.scheduled_ns) nor was runnable
+        (state R, queued for a CPU: a wait the scheduler adds to schedstat only once it ends): asleep in its
+        preload (a lock, a read that never ends). A server runnable but starved by the load is not stalled: CPU
+        ticks alone gave a server up at a load of 30 on 2 cores (no child from the fork server: exit None), and
+        every later fixture of its SDK was exec'd."""
         started = progressed = time.monotonic()
         scheduled = sample.scheduled_ns(self.process.pid)
         while time.monotonic() - progressed < STALL_BOUND and time.monotonic() - started < START_CAP:
@@ -205,7 +206,7 @@ class ForkServer:
                 break
             if self.process.poll() is not None or self.unavailable:
                 break
-            if (now := sample.scheduled_ns(self.process.pid)) > scheduled:
+            if (now := sample.scheduled_ns(self.process.pid)) > scheduled or sample.proc_state(self.process.pid) == "R":
                 scheduled, progressed = now, time.monotonic()
         raise ForkServerUnavailable(self.unavailable or f"no child from the fork server: {self.stderr_tail()}")
 

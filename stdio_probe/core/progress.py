@@ -2,7 +2,8 @@
 
 Every window of the probe's waits is read on this clock (method.md, "The window rule"): a window
 counts only time in which the subject made no progress, so a machine loaded past its cores slows a
-subject without ever turning it into a hang. Progress between two readings is any change of:
+subject without ever turning it into a hang. Progress between two readings is any change of these, or
+a process kept waiting:
 
   CPU ticks       utime + stime of each live process of the tree (the root and its descendants, from
                   the kernel's children lists) and of the children each has reaped (cutime + cstime),
@@ -10,21 +11,24 @@ subject without ever turning it into a hang. Progress between two readings is an
   the tree        a process of it started or went: a teardown in steps is progress
   bytes moved     moved(), a counter its caller keeps of the subject's pipes (stdout bytes read,
                   stderr bytes written, what the scenario server logged of the host's messages)
-  kept waiting    a process of the tree runnable (state R: on a CPU or queued for one) at two readings in
-                  a row: it wants the CPU, and only the load can have kept its ticks still
+  kept waiting    a process of the tree runnable (state R) at two readings in a row without a turn on a
+                  CPU between them (schedstat's pcount unchanged): queued throughout, it wanted the CPU
+                  and only the load kept its ticks still
 
 What it rules out: a runnable process starved of CPU by the load reads no tick for a while, and a tick
 is 10 ms of CPU: a spinner among dozens of runnable tasks, in a session that busy loops of sessions of
 their own leave a third of the cores, can get less than that in a second (measured: a 1 s window read
-idle). It reads runnable at every reading, so its window does not count (the scheduler's own account of
-that wait, schedstat's run_delay, grows only once the task is back on a CPU, seconds late). A process
-that wakes briefly is seldom caught runnable at one reading and hardly ever at two in a row (a 10 ms poll
-on a quiet machine is runnable a thousandth of the time), so a light poller's window still counts; a
-subject asleep on a timer of its own (a host's grace before SIGTERM) reads no progress, and its grace
-counts. What it does not: a subject that wakes often but does nothing (a busy poll loop) is progress;
-it is caught by the outer bound, OUTER_WINDOWS windows after the wait began, where it is reported
-"busy", never a hang. Only a main thread's state is read (the same read as its ticks): a starved
-spinner on another thread of its process is left to its ticks.
+idle). Queued at reading after reading, it keeps waiting, so the load's time does not count (the
+scheduler's own account of that wait, schedstat's run_delay, is added only once the task is back on a
+CPU, seconds late). A process that wakes briefly and runs is not kept waiting: a turn on a CPU between
+the two readings rules the pair out, so a light poller's window still counts unless the load keeps it
+queued from one reading to the next; a subject asleep on a timer of its own (a host's grace before
+SIGTERM) reads no progress, and its grace counts. What it does not: a subject that wakes often but does
+nothing (a busy poll loop) is progress; it is caught by the outer bound, OUTER_WINDOWS windows after the
+wait began, where it is reported "busy", never a hang. Only a main thread's state is read (the same read
+as its ticks; schedstat only for a runnable one): a starved thread beside a main thread asleep (a Python
+worker thread while the main thread waits for the GIL) is left to its ticks. On a kernel without
+schedstat, runnable at two readings is enough.
 """
 
 from __future__ import annotations
@@ -64,19 +68,22 @@ class Clock:
         self._read_t = self.progress_t = time.monotonic()
         self.stretches: list[tuple[float, float]] = []
 
-    def _read(self) -> tuple[tuple[int, frozenset[int], int], frozenset[int]]:
-        """(CPU ticks summed over the tree, its pids, bytes moved), and the pids whose main thread is runnable."""
+    def _read(self) -> tuple[tuple[int, frozenset[int], int], dict[int, int]]:
+        """(CPU ticks summed over the tree, its pids, bytes moved), and the turns on a CPU of each pid whose main
+        thread is runnable (sample.cpu_reading)."""
         pids = frozenset(self.pids())
         readings = {pid: sample.cpu_reading(pid) for pid in pids}
         ticks = sum(ticks for ticks, _ in readings.values())
-        return (ticks, pids, self.moved()), frozenset(pid for pid, (_, runnable) in readings.items() if runnable)
+        runnable = {pid: turns for pid, (_, turns) in readings.items() if turns is not None}
+        return (ticks, pids, self.moved()), runnable
 
     def idle_s(self, since: float | None = None) -> float:
         """Seconds up to now without progress, counted from since at the earliest (the start of a window)."""
         now = time.monotonic()
         if now - self._read_t >= READ_EVERY:
             reading, runnable = self._read()
-            if reading != self._reading or runnable & self._runnable:
+            queued = any(self._runnable.get(pid) == turns for pid, turns in runnable.items())
+            if reading != self._reading or queued:
                 if now - self.progress_t > 2 * READ_EVERY:
                     self.stretches.append((self.progress_t, now))
                 self._reading, self.progress_t = reading, now

@@ -110,25 +110,32 @@ def cpu_seconds(pid: int) -> float:
 
 
 def scheduled_ns(pid: int) -> int:
-    """Nanoseconds the process has run or waited on a run queue for a CPU (/proc/PID/schedstat; 0 once it is
-    gone): it grows while the process is runnable, however loaded the machine, and stands still only while it
-    sleeps. A kernel without schedstat (no CONFIG_SCHED_INFO) gives its CPU time alone, which still grows while
-    it runs: without it a running process would read as asleep."""
+    """Nanoseconds the process's main thread has run or waited on a run queue for a CPU (/proc/PID/schedstat; 0
+    once it is gone): it grows while the thread runs, and by each wait on a run queue once that wait ends (the
+    scheduler adds a wait when the thread gets a CPU): a thread queued for seconds reads still until then (its
+    state, R, says it is runnable). A kernel without schedstat (no CONFIG_SCHED_INFO) gives its CPU time alone,
+    which still grows while it runs: without it a running process would read as asleep."""
     fields = (_read(f"/proc/{pid}/schedstat") or "").split()
     if len(fields) >= 2:
         return int(fields[0]) + int(fields[1])
     return int(cpu_seconds(pid) * 1e9)
 
 
-def cpu_reading(pid: int) -> tuple[int, bool]:
+def cpu_reading(pid: int) -> tuple[int, int | None]:
     """Clock ticks of CPU the process and the children it has reaped have used (utime, stime, cutime, cstime;
-    0 once it is gone: a child's ticks stay counted once it is reaped), and whether its main thread is
-    runnable (state R: on a CPU or waiting on a run queue for one), from one read of /proc/PID/stat."""
+    0 once it is gone: a child's ticks stay counted once it is reaped), and, while its main thread is runnable
+    (state R: on a CPU or queued for one), how many turns on a CPU that thread has had (schedstat's pcount;
+    -1 on a kernel without schedstat); None when it is not runnable. Two runnable readings with the same turns:
+    it wanted a CPU throughout and never had one (its ticks cannot show that wait)."""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
-        return 0, False
+        return 0, None
     fields = stat.rsplit(")", 1)[1].split()
-    return sum(int(field) for field in fields[11:15]), fields[0] == "R"
+    ticks = sum(int(field) for field in fields[11:15])
+    if fields[0] != "R":
+        return ticks, None
+    schedstat = (_read(f"/proc/{pid}/schedstat") or "").split()
+    return ticks, int(schedstat[2]) if len(schedstat) >= 3 else -1
 
 
 def exiting(pid: int) -> bool:
