@@ -121,12 +121,12 @@ def scheduled_ns(pid: int) -> int:
     return int(cpu_seconds(pid) * 1e9)
 
 
-def cpu_reading(pid: int) -> tuple[int, int | None]:
+def cpu_reading(pid: int) -> tuple[int, tuple[int, int] | None]:
     """Clock ticks of CPU the process and the children it has reaped have used (utime, stime, cutime, cstime;
     0 once it is gone: a child's ticks stay counted once it is reaped), and, while its main thread is runnable
-    (state R: on a CPU or queued for one), how many turns on a CPU that thread has had (schedstat's pcount;
-    -1 on a kernel without schedstat); None when it is not runnable. Two runnable readings with the same turns:
-    it wanted a CPU throughout and never had one (its ticks cannot show that wait)."""
+    (state R: on a CPU or queued for one), that thread's schedstat: (run_delay, the ns it has waited on run
+    queues, added as each wait ends; pcount, its turns on a CPU), (0, -1) on a kernel without schedstat; None
+    when it is not runnable. Its ticks cannot show a wait for a CPU; these can."""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
         return 0, None
@@ -135,7 +135,7 @@ def cpu_reading(pid: int) -> tuple[int, int | None]:
     if fields[0] != "R":
         return ticks, None
     schedstat = (_read(f"/proc/{pid}/schedstat") or "").split()
-    return ticks, int(schedstat[2]) if len(schedstat) >= 3 else -1
+    return ticks, (int(schedstat[1]), int(schedstat[2])) if len(schedstat) >= 3 else (0, -1)
 
 
 def exiting(pid: int) -> bool:

@@ -29,8 +29,10 @@ STARVED_SPINNER = (
 def test_a_spinner_kept_off_every_cpu_is_progress_never_idle(tmp_path, supervisor):
     """The window rule's premise under the worst load: a spinner starved to less than a tick a second (measured
     in the suite: a 1 s window read idle beside busy loops in sessions of their own) is runnable throughout, so
-    the clock never reads it idle over 4 windows of 1 s; and its ticks are shown to have stood still for one
-    (the load was there: without the rule, that window would have read idle)."""
+    the clock never reads it idle for a window of 1 s: read every READ_EVERY s for 2 s, then at readings 2.5 s
+    apart (a probe that the load kept from reading: the spinner may have had a turn in between, its wait told by
+    run_delay). Its ticks are shown to have stood still for a window (the load was there: without the rule, that
+    window would have read idle)."""
     if os.getpriority(os.PRIO_PROCESS, 0) > 0:  # its busy loops would inherit the nice value and weigh less
         pytest.skip("the tests run niced: the busy loops (nice 19 weighs 15 to SCHED_IDLE's 3) cannot starve it")
     script = tmp_path / "starved_spinner.py"
@@ -44,15 +46,15 @@ def test_a_spinner_kept_off_every_cpu_is_progress_never_idle(tmp_path, superviso
             time.sleep(0.02)
         assert spinner.process.poll() is None, spinner.stderr_text()
         clock = progress.Clock(lambda: (spinner.pid,))  # the spinner alone: its busy loops are the load
-        started = ticks_moved = time.monotonic()
+        ticks_moved = time.monotonic()
         ticks, _ = sample.cpu_reading(spinner.pid)
         longest_still = 0.0
-        while time.monotonic() - started < 4.0:
-            assert clock.idle_s() < 1.0, "a spinner kept off the CPU read as idle for a window"
+        for gap in [progress.READ_EVERY] * int(2.0 / progress.READ_EVERY) + [2.5, 2.5]:
+            time.sleep(gap)
+            assert clock.idle_s() < 1.0, f"a spinner kept off the CPU read as idle for a window ({gap} s apart)"
             if (now_ticks := sample.cpu_reading(spinner.pid)[0]) != ticks:
                 ticks, ticks_moved = now_ticks, time.monotonic()
             longest_still = max(longest_still, time.monotonic() - ticks_moved)
-            time.sleep(progress.READ_EVERY)
         assert longest_still >= 1.0, f"the spinner's ticks moved every {longest_still:.2f} s: no load was staged"
     finally:
         spinner.stop()
