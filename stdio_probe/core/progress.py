@@ -11,26 +11,24 @@ a process kept waiting:
   the tree        a process of it started or went: a teardown in steps is progress
   bytes moved     moved(), a counter its caller keeps of the subject's pipes (stdout bytes read,
                   stderr bytes written, what the scenario server logged of the host's messages)
-  kept waiting    a process of the tree runnable (state R) at two readings in a row that spent at least
-                  half the time between them queued for a CPU: no turn on a CPU in between (schedstat's
-                  pcount unchanged), or waits that ended in between adding up to half of it (run_delay):
-                  it wanted the CPU, and the load kept its ticks still
+  kept waiting    a process of the tree runnable (state R) at two readings in a row that did not sleep
+                  in between (its voluntary context switches unchanged): runnable throughout, it wanted
+                  the CPU, and its ticks standing still say the load kept it queued
 
 What it rules out: a runnable process starved of CPU by the load reads no tick for a while, and a tick
 is 10 ms of CPU: a spinner among dozens of runnable tasks, in a session that busy loops of sessions of
 their own leave a third of the cores, can get less than that in a second (measured: a 1 s window read
-idle). Queued at reading after reading, it keeps waiting, so the load's time does not count. The
-scheduler's own account of a wait, schedstat's run_delay, is added only once the task is back on a CPU,
-seconds late: so the turns are read too, and run_delay counts where the probe's own readings came late
-with a turn in between. A process that wakes briefly and runs is not kept waiting: each of its turns
-waits microseconds to milliseconds, so a light poller's window still counts unless the load keeps it
-queued for half the time between readings; a subject asleep on a timer of its own (a host's grace before
-SIGTERM) reads no progress, and its grace counts. What it does not: a subject that wakes often but does
-nothing (a busy poll loop) is progress; it is caught by the outer bound, OUTER_WINDOWS windows after the
-wait began, where it is reported "busy", never a hang. Only a main thread's state is read (the same read
-as its ticks; schedstat only for a runnable one): a starved thread beside a main thread asleep (a Python
-worker thread while the main thread waits for the GIL) is left to its ticks. On a kernel without
-schedstat, runnable at two readings is enough.
+idle). Runnable throughout, it keeps waiting, so the load's time does not count, however far apart the
+probe's own readings came (the scheduler's account of a wait, schedstat's run_delay, is added only as
+the wait ends, seconds late; a sleep between two readings is known at once). A process that sleeps
+between two readings, however briefly it woke (a light poller, a timer), is not kept waiting, whatever
+the load, so its window counts; a subject asleep on a timer of its own (a host's grace before SIGTERM)
+reads no progress, and its grace counts. What it does not: a subject that wakes often but does nothing
+(a busy poll loop) is progress; it is caught by the outer bound, OUTER_WINDOWS windows after the wait
+began, where it is reported "busy", never a hang. Only a main thread's state is read (the same read as
+its ticks; its status only when it is runnable): a starved thread beside a main thread asleep (a Python
+worker thread while the main thread waits for the GIL; Node's, Go's and the JVM's workers) is left to its
+ticks.
 """
 
 from __future__ import annotations
@@ -70,29 +68,22 @@ class Clock:
         self._read_t = self.progress_t = time.monotonic()
         self.stretches: list[tuple[float, float]] = []
 
-    def _read(self) -> tuple[tuple[int, frozenset[int], int], dict[int, tuple[int, int]]]:
-        """(CPU ticks summed over the tree, its pids, bytes moved), and the schedstat (run_delay, pcount) of each
-        pid whose main thread is runnable (sample.cpu_reading)."""
+    def _read(self) -> tuple[tuple[int, frozenset[int], int], dict[int, int]]:
+        """(CPU ticks summed over the tree, its pids, bytes moved), and the sleeps so far of each pid whose main
+        thread is runnable (sample.cpu_reading)."""
         pids = frozenset(self.pids())
         readings = {pid: sample.cpu_reading(pid) for pid in pids}
         ticks = sum(ticks for ticks, _ in readings.values())
-        runnable = {pid: queued for pid, (_, queued) in readings.items() if queued is not None}
+        runnable = {pid: slept for pid, (_, slept) in readings.items() if slept is not None}
         return (ticks, pids, self.moved()), runnable
-
-    def _kept_waiting(self, runnable: dict[int, tuple[int, int]], gap_s: float) -> bool:
-        """Whether a process runnable at the last reading and now spent half the gap between them queued."""
-        for pid, (delay, turns) in runnable.items():
-            if (before := self._runnable.get(pid)) is not None:
-                if turns == before[1] or delay - before[0] >= gap_s * 1e9 / 2:
-                    return True
-        return False
 
     def idle_s(self, since: float | None = None) -> float:
         """Seconds up to now without progress, counted from since at the earliest (the start of a window)."""
         now = time.monotonic()
         if now - self._read_t >= READ_EVERY:
             reading, runnable = self._read()
-            if reading != self._reading or self._kept_waiting(runnable, now - self._read_t):
+            kept_waiting = any(self._runnable.get(pid) == slept for pid, slept in runnable.items())
+            if reading != self._reading or kept_waiting:
                 if now - self.progress_t > 2 * READ_EVERY:
                     self.stretches.append((self.progress_t, now))
                 self._reading, self.progress_t = reading, now

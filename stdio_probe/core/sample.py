@@ -12,6 +12,7 @@ import ctypes
 import fcntl
 import os
 import platform
+import re
 import select
 import signal
 import socket
@@ -111,22 +112,22 @@ def cpu_seconds(pid: int) -> float:
 
 def scheduled_ns(pid: int) -> int:
     """Nanoseconds the process's main thread has run or waited on a run queue for a CPU (/proc/PID/schedstat; 0
-    once it is gone): it grows while the thread runs, and by each wait on a run queue once that wait ends (the
-    scheduler adds a wait when the thread gets a CPU): a thread queued for seconds reads still until then (its
-    state, R, says it is runnable). A kernel without schedstat (no CONFIG_SCHED_INFO) gives its CPU time alone,
+    once it is gone): it grows while the thread runs, and by each wait on a run queue only as that wait ends: a
+    thread queued for seconds reads still until then (its state, R, says it is runnable). A kernel that keeps no
+    schedstat (no CONFIG_SCHED_INFO, or zeros: no SCHEDSTATS and no delay accounting) gives its CPU time alone,
     which still grows while it runs: without it a running process would read as asleep."""
     fields = (_read(f"/proc/{pid}/schedstat") or "").split()
-    if len(fields) >= 2:
+    if len(fields) >= 2 and any(int(field) for field in fields[:2]):
         return int(fields[0]) + int(fields[1])
     return int(cpu_seconds(pid) * 1e9)
 
 
-def cpu_reading(pid: int) -> tuple[int, tuple[int, int] | None]:
+def cpu_reading(pid: int) -> tuple[int, int | None]:
     """Clock ticks of CPU the process and the children it has reaped have used (utime, stime, cutime, cstime;
     0 once it is gone: a child's ticks stay counted once it is reaped), and, while its main thread is runnable
-    (state R: on a CPU or queued for one), that thread's schedstat: (run_delay, the ns it has waited on run
-    queues, added as each wait ends; pcount, its turns on a CPU), (0, -1) on a kernel without schedstat; None
-    when it is not runnable. Its ticks cannot show a wait for a CPU; these can."""
+    (state R: on a CPU or queued for one), how many times that thread has slept (voluntary_ctxt_switches,
+    /proc/PID/status); None when it is not runnable. Runnable at two readings with no sleep between them: it
+    was runnable throughout, and its ticks show how little of that time it ran."""
     stat = _read(f"/proc/{pid}/stat")
     if not stat:
         return 0, None
@@ -134,8 +135,9 @@ def cpu_reading(pid: int) -> tuple[int, tuple[int, int] | None]:
     ticks = sum(int(field) for field in fields[11:15])
     if fields[0] != "R":
         return ticks, None
-    schedstat = (_read(f"/proc/{pid}/schedstat") or "").split()
-    return ticks, (int(schedstat[1]), int(schedstat[2])) if len(schedstat) >= 3 else (0, -1)
+    status = _read(f"/proc/{pid}/status") or ""
+    slept = re.search(r"^voluntary_ctxt_switches:\s*(\d+)", status, re.MULTILINE)
+    return ticks, int(slept.group(1)) if slept else None
 
 
 def exiting(pid: int) -> bool:
