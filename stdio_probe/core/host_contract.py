@@ -35,6 +35,7 @@ import select
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
@@ -80,11 +81,15 @@ class Pidfd:
 
     A pid names a process only until the process is reaped; the kernel may hand the number to another the next
     moment (on a busy machine within minutes), and kill(pid) or killpg(pgid) would then reach a stranger.
+    An fd number is handed on the same way once closed: each use of the fd holds a lock that close() takes, so a
+    signal sent from one thread while another closes it goes to this process or nowhere, never through a
+    number the next pidfd_open of a third thread took.
     """
 
     def __init__(self, pid: int, fd: int) -> None:
         self.pid = pid
         self.fd: int | None = fd
+        self._using = threading.RLock()  # held while the fd is used: close() waits for it
 
     @classmethod
     def open(cls, pid: int, ours: Callable[[int], bool] | None = None) -> Pidfd | None:
@@ -110,13 +115,14 @@ class Pidfd:
 
     def signal(self, sig: int) -> bool:
         """Send sig to the process (0 sends nothing: whether it is not reaped yet); False once it is reaped."""
-        if self.fd is None:
-            return False
-        try:
-            signal.pidfd_send_signal(self.fd, sig)
-        except ProcessLookupError:
-            return False
-        return True
+        with self._using:
+            if self.fd is None:
+                return False
+            try:
+                signal.pidfd_send_signal(self.fd, sig)
+            except ProcessLookupError:
+                return False
+            return True
 
     def signal_group(self, sig: int) -> bool:
         """Send sig to the process group this process leads, by the pidfd: once the leader is reaped the group
@@ -124,17 +130,18 @@ class Pidfd:
 
         A kernel before 6.9 has no group flag: then the members are signalled one by one, each checked to be in
         the group while the leader is not reaped (after that, the number is no longer the leader's to trust)."""
-        if self.fd is None:
-            return False
-        try:
-            signal.pidfd_send_signal(self.fd, sig, None, PIDFD_SIGNAL_PROCESS_GROUP)
-        except ProcessLookupError:
-            return False
-        except OSError as exc:
-            if exc.errno != errno.EINVAL:
-                raise
-            return self._signal_members(sig)
-        return True
+        with self._using:
+            if self.fd is None:
+                return False
+            try:
+                signal.pidfd_send_signal(self.fd, sig, None, PIDFD_SIGNAL_PROCESS_GROUP)
+            except ProcessLookupError:
+                return False
+            except OSError as exc:
+                if exc.errno != errno.EINVAL:
+                    raise
+                return self._signal_members(sig)
+            return True
 
     def _signal_members(self, sig: int) -> bool:
         sent = False
@@ -147,26 +154,28 @@ class Pidfd:
 
     def exited(self) -> bool:
         """Whether the process has exited, zombie or reaped (its pidfd reads as readable then); closed: gone."""
-        if self.fd is None:
-            return True
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN)
-        return bool(poller.poll(0))
+        with self._using:
+            if self.fd is None:
+                return True
+            poller = select.poll()
+            poller.register(self.fd, select.POLLIN)
+            return bool(poller.poll(0))
 
     def reap(self) -> None:
         """Collect the exit status of this process, a child of the caller's that has exited, through the pidfd
         (waitid P_PIDFD, Linux 5.4 on): the one process it holds, never one given its number. Nothing when it
         has not exited, is not the caller's child, or the kernel cannot (the process stays a zombie)."""
-        if self.fd is not None:
-            with suppress(OSError):
-                os.waitid(os.P_PIDFD, self.fd, os.WEXITED | os.WNOHANG)
+        with self._using:
+            if self.fd is not None:
+                with suppress(OSError):
+                    os.waitid(os.P_PIDFD, self.fd, os.WEXITED | os.WNOHANG)
 
     def close(self) -> None:
-        """Close the pidfd; later signals send nothing. The fd is let go before it is closed, so that a signal sent
-        meanwhile from another thread never goes to a number the kernel may already have given another file."""
-        fd, self.fd = self.fd, None
-        if fd is not None:
-            os.close(fd)
+        """Close the pidfd once no other thread uses it; later signals send nothing."""
+        with self._using:
+            fd, self.fd = self.fd, None
+            if fd is not None:
+                os.close(fd)
 
 
 def pidfd_support() -> str:
