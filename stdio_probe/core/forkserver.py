@@ -193,10 +193,10 @@ class ForkServer:
         """The forked child's pid; unavailable if the server dies, stalls, or passes START_CAP.
 
         A stall is STALL_BOUND seconds in which the server neither ran (sample.scheduled_ns) nor was runnable
-        (state R, queued for a CPU: a wait schedstat adds only as it ends): asleep in its
-        preload (a lock, a read that never ends). A server runnable but starved by the load is not stalled: CPU
-        ticks alone gave a server up at a load of 30 on 2 cores (no child from the fork server: exit None), and
-        every later fixture of its SDK was exec'd."""
+        (state R, queued for a CPU: a wait schedstat adds only as it ends): asleep in its preload (a lock, a read
+        that never ends). A server runnable but starved by the load is not stalled: CPU ticks alone gave a server
+        up at a load of 30 on 2 cores (no child from the fork server: exit None), and every later fixture of its
+        SDK was exec'd."""
         started = progressed = time.monotonic()
         scheduled = sample.scheduled_ns(self.process.pid)
         while time.monotonic() - progressed < STALL_BOUND and time.monotonic() - started < START_CAP:

@@ -170,6 +170,12 @@ class Pidfd:
                 with suppress(OSError):
                     os.waitid(os.P_PIDFD, self.fd, os.WEXITED | os.WNOHANG)
 
+    def use(self, read: Callable[[int], Result]) -> Result | None:
+        """read(fd) under the lock close() waits for (a reading through the pidfd, never a signal); None once
+        closed."""
+        with self._using:
+            return None if self.fd is None else read(self.fd)
+
     def close(self) -> None:
         """Close the pidfd once no other thread uses it; later signals send nothing."""
         with self._using:

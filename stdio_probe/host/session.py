@@ -138,7 +138,7 @@ class HostRun:
         kernel's figure counts the children the host reaped, its servers among them: it is taken only above every
         peak read of a server, so it is that of the host or of a process of its tree."""
         pidfd = self.child.pidfd
-        kib = None if pidfd is None or pidfd.fd is None else sample.exit_peak_kib(pidfd.fd)
+        kib = None if pidfd is None else pidfd.use(sample.exit_peak_kib)
         if kib is not None and kib > self.server_peak_kib:
             self.peak_kib = max(self.peak_kib, kib)
 
