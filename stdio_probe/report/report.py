@@ -16,7 +16,7 @@ from collections import Counter, deque
 from pathlib import Path
 
 from rich import box
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
@@ -106,7 +106,7 @@ def summary(runs: list[dict], verbose: bool = False) -> RenderableType:
     if verbose:
         return _Blocks(runs)
     if len({subject(run) for run in runs}) > 1:
-        return _matrix(runs)
+        return _Matrix(runs)
     return _lines(runs)
 
 
@@ -130,19 +130,52 @@ def _lines(runs: list[dict]) -> Table:
     return table
 
 
-def _matrix(runs: list[dict]) -> Group:
-    cases = list(dict.fromkeys(run["case"] for run in runs))
-    cells = {(subject(run), run["case"]): run for run in runs}
-    table = Table(title="stdio lifecycle probe: verdicts", **COMPACT)
-    table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=28)
+class _Matrix:
+    """Subjects by cases, a cell per verdict, cut into as many grids as the console's width needs: the subject
+    column in each, a case's column whole (never an ellipsis: at 80 columns a server's fifteen checks do not fit
+    in one grid, and cut columns read "…"), and in each grid only the subjects it holds a cell of (a merged table
+    of servers and hosts shows servers by S checks, then hosts by H checks)."""
+
+    def __init__(self, runs: list[dict]) -> None:
+        self.runs = runs
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        cases = list(dict.fromkeys(run["case"] for run in self.runs))
+        cells = {(subject(run), run["case"]): _cell(run) for run in self.runs}
+        titles = {subject(run): Text(subject_title(run)) for run in self.runs}
+        subject_width = min(SUBJECT_WIDTH, max(title.cell_len for title in titles.values()))
+        width = max(options.max_width, MIN_WIDTH) - subject_width - 3  # its padding and the box's two edges
+        columns = {case: max(len(case), *(c.cell_len for (_, of), c in cells.items() if of == case)) for case in cases}
+        for n, grid in enumerate(_fitting(cases, columns, width)):
+            table = Table(title=None if n else "stdio lifecycle probe: verdicts", **COMPACT)
+            table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=SUBJECT_WIDTH)
+            for case in grid:
+                table.add_column(case, no_wrap=True)
+            for name, title in titles.items():
+                if any((name, case) in cells for case in grid):
+                    table.add_row(title, *(cells.get((name, case), Text("")) for case in grid))
+            yield table
+        legend = " · ".join(f"{meaning.word} {verdict}" for verdict, meaning in MEANING.items())
+        marks = " · ".join(f"{shown.mark} host contract {shown.words}" for shown in CONTRACT.values() if shown.mark)
+        yield Text(f"{legend} · {marks} · -v: every reason", style="dim")
+
+
+SUBJECT_WIDTH = 28
+
+
+def _fitting(cases: list[str], columns: dict[str, int], width: int) -> list[list[str]]:
+    """cases in order, cut into runs whose columns (each its width, the box's separator and its padding) fit in
+    width, and where the kind of case changes (L, S, H: servers' grids apart from hosts'); one case a run at
+    least, however narrow the width."""
+    grids: list[list[str]] = [[]]
+    used = 0
     for case in cases:
-        table.add_column(case, no_wrap=True)
-    titles = {subject(run): subject_title(run) for run in runs}
-    for name, title in titles.items():
-        table.add_row(Text(title), *(_cell(cells.get((name, case))) for case in cases))
-    legend = " · ".join(f"{meaning.word} {verdict}" for verdict, meaning in MEANING.items())
-    marks = " · ".join(f"{shown.mark} host contract {shown.words}" for shown in CONTRACT.values() if shown.mark)
-    return Group(table, Text(f"{legend} · {marks} · -v: every reason", style="dim"))
+        if grids[-1] and (used + columns[case] + 2 > width or case[0] != grids[-1][-1][0]):
+            grids.append([])
+            used = 0
+        grids[-1].append(case)
+        used += columns[case] + 2
+    return grids
 
 
 def _cell(run: dict | None) -> Text:
