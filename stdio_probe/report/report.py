@@ -28,6 +28,7 @@ from stdio_probe.report.record import subject, subject_title, write_text_atomic
 RECENT_ARMS = 4  # finished arms the live view keeps showing
 # one space between columns, none at the edges: what lets a line per case fit 80 columns
 COMPACT = {"box": box.SIMPLE_HEAD, "pad_edge": False, "padding": (0, 1, 0, 0), "title_justify": "left"}
+SUBJECT_WIDTH = 28  # a matrix's subject column at most; a longer title ends in an ellipsis
 
 
 class LiveArms:
@@ -160,9 +161,6 @@ class _Matrix:
         yield Text(f"{legend} · {marks} · -v: every reason", style="dim")
 
 
-SUBJECT_WIDTH = 28
-
-
 def _fitting(cases: list[str], columns: dict[str, int], width: int) -> list[list[str]]:
     """cases in order, cut into runs whose columns (each its width, the box's separator and its padding) fit in
     width, and where the kind of case changes (L, S, H: servers' grids apart from hosts'); one case a run at
@@ -178,9 +176,7 @@ def _fitting(cases: list[str], columns: dict[str, int], width: int) -> list[list
     return grids
 
 
-def _cell(run: dict | None) -> Text:
-    if run is None:
-        return Text("")
+def _cell(run: dict) -> Text:
     meaning, shown = MEANING[run["verdict"]], CONTRACT[run["mitigation"]["status"]]
     cell = Text(meaning.word, style=meaning.style)
     if shown.mark:
