@@ -29,9 +29,17 @@ FIXED = {
 }
 
 
-@pytest.mark.parametrize("options", [Options(), WINDOW], ids=["fast", "window"])
-def test_pinned_the_call_is_never_answered_and_the_server_lives_on_mute(pinned, run_cases, options):
-    run = run_cases(pinned, ["L13"], options)["L13"]
+def test_pinned_the_call_is_never_answered_and_the_server_lives_on_mute(runs):
+    """The fast method: L13 in the session's full run of the pinned SDK (conftest.py: pinned_run)."""
+    assert_mute(runs["L13"], Options())
+
+
+def test_pinned_the_call_is_never_answered_and_the_server_lives_on_mute_by_the_window(pinned, run_cases):
+    assert_mute(run_cases(pinned, ["L13"], WINDOW)["L13"], WINDOW)
+
+
+def assert_mute(run: dict, options: Options) -> None:
+    """The pinned SDK's L13 as options ran it: neither shape answered, the server alive and mute until EOF."""
     assert run["verdict"] == "reproduced", run["reason"]
     assert run["pairs"][PAIR]["verdict"] == "reproduced", run["pairs"]
     bug, surrogate, control, mitigated = (run["arms"][a] for a in ("bug", "bug_surrogate", "control", "mitigated"))
