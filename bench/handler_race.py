@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import ROOT, started
+from common import ROOT, delaying_shim, started
 
 from stdio_probe.core.host_contract import Pidfd
 
@@ -45,20 +45,6 @@ SHAPES = {
     "ignoring EOF": ("ignore_eof", "stdin_eof", True),
     "control: ignoring SIGTERM": ("ignore_term", "stdin_eof", True),
 }
-SHIM = r"""
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
-#include <poll.h>
-#include <time.h>
-int poll(struct pollfd *fds, nfds_t n, int timeout) {
-    static int (*real)(struct pollfd *, nfds_t, int);
-    if (!real) real = dlsym(RTLD_NEXT, "poll");
-    struct timespec t = {0, %d}, left;
-    while (nanosleep(&t, &left) == -1 && errno == EINTR) t = left;
-    return real(fds, n, timeout);
-}
-"""
 
 
 def prepare(folder: Path, rev: str | None) -> tuple[Path, Path]:
@@ -70,10 +56,7 @@ def prepare(folder: Path, rev: str | None) -> tuple[Path, Path]:
         source = (FIXTURES / "scenario_server.py").read_text()
     (folder / "scenario_server.py").write_text(source)
     shutil.copy(FIXTURES / "fixture_events.py", folder)
-    (folder / "shim.c").write_text(SHIM % int(WIDEN_S * 1e9))
-    shim = folder / "shim.so"
-    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, folder / "shim.c", "-ldl"], check=True, timeout=60)
-    return folder / "scenario_server.py", shim
+    return folder / "scenario_server.py", delaying_shim(folder, "poll", WIDEN_S)
 
 
 def logged(events: Path, event: str) -> bool:
