@@ -69,10 +69,14 @@ def started(argv: list[str], **popen: object) -> Iterator[subprocess.Popen]:
         process.wait()
 
 
-# the calls delaying_shim can delay: their C prototype, and the arguments passed on
+# the calls delaying_shim can delay: their C prototype, the arguments it passes on, their header
 WAITS = {
-    "poll": ("int poll(struct pollfd *a, nfds_t b, int c)", "#include <poll.h>"),
-    "epoll_wait": ("int epoll_wait(int a, struct epoll_event *b, int c, int d)", "#include <sys/epoll.h>"),
+    "poll": ("int poll(struct pollfd *a, nfds_t b, int c)", "a, b, c", "#include <poll.h>"),
+    "epoll_wait": (
+        "int epoll_wait(int a, struct epoll_event *b, int c, int d)",
+        "a, b, c, d",
+        "#include <sys/epoll.h>",
+    ),
 }
 SHIM = """#define _GNU_SOURCE
 #include <dlfcn.h>
@@ -82,7 +86,7 @@ SHIM = """#define _GNU_SOURCE
 {prototype} {{
     static __typeof__({call}) *real;
     if (!real) real = dlsym(RTLD_NEXT, "{call}");
-    struct timespec t = {{0, {nanoseconds}}}, left;
+    struct timespec t = {{{whole}, {nanoseconds}}}, left;
     while (nanosleep(&t, &left) == -1 && errno == EINTR) t = left;
     return real({arguments});
 }}
@@ -93,12 +97,12 @@ def delaying_shim(folder: Path, call: str, seconds: float) -> Path:
     """A library for LD_PRELOAD (compiled with cc into folder) that sleeps seconds before each call of call (WAITS),
     resuming after a signal as a preempted thread would: the gap between CPython's last check for signals and the
     wait, made long enough for a signal to land in it every time."""
-    prototype, include = WAITS[call]
-    arguments = ", ".join("abcd"[: prototype.count(",") + 1])
+    prototype, arguments, include = WAITS[call]
     source = folder / f"delay_{call}.c"
-    nanoseconds = int(seconds * 1e9)
-    source.write_text(SHIM.format(include=include, prototype=prototype, call=call, nanoseconds=nanoseconds,
-                                  arguments=arguments))
+    whole, nanoseconds = divmod(round(seconds * 1e9), 10**9)
+    text = SHIM.format(include=include, prototype=prototype, call=call, whole=whole, nanoseconds=nanoseconds,
+                       arguments=arguments)
+    source.write_text(text)
     shim = folder / f"delay_{call}.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", shim, source, "-ldl"], check=True, timeout=60)
     return shim

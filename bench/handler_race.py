@@ -72,27 +72,41 @@ def one_run(server: Path, shim: Path, traits: str, event: str, close: bool, fold
     env = {"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(shim)}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     with started(argv, stdin=subprocess.PIPE, env=env, cwd=folder, **quiet) as process:
-        held = Pidfd.open(process.pid)  # our child, not yet waited for
-        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
-        process.stdin.flush()
-        if close:
-            process.stdin.close()
-        deadline = time.monotonic() + EVENT_BOUND
-        while time.monotonic() < deadline and not logged(events, event):
-            time.sleep(0.001)
-        if not logged(events, event):
-            return "no event"
-        if str(shim) not in Path(f"/proc/{process.pid}/maps").read_text():
-            return "no shim"
-        held.signal(signal.SIGTERM)
+        held = Pidfd.open(process.pid)  # our child, not yet waited for: None only without pidfds
+        if held is None:
+            return "no pidfd"
         try:
-            process.wait(STUCK_S)
-        except subprocess.TimeoutExpired:
-            return "stuck"
+            return _signalled(process, held, shim, event, close, events)
         finally:
             held.close()
             process.stdin.close()
-        return "ended" if logged(events, "signal") else "exit without the signal logged"
+
+
+def _signalled(
+    process: subprocess.Popen, held: Pidfd, shim: Path, event: str, close: bool, events: Path
+) -> str:
+    """one_run's trigger and reading, on the started server held by a pidfd."""
+    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
+    process.stdin.flush()
+    if close:
+        process.stdin.close()
+    deadline = time.monotonic() + EVENT_BOUND
+    while time.monotonic() < deadline and not logged(events, event):
+        time.sleep(0.001)
+    if not logged(events, event):
+        return "no event"
+    try:
+        shimmed = str(shim) in Path(f"/proc/{process.pid}/maps").read_text()
+    except OSError:  # ended already
+        return "ended before the signal"
+    if not shimmed:
+        return "no shim"
+    held.signal(signal.SIGTERM)
+    try:
+        process.wait(STUCK_S)
+    except subprocess.TimeoutExpired:
+        return "stuck"
+    return "ended" if logged(events, "signal") else "exit without the signal logged"
 
 
 def main() -> None:

@@ -1,13 +1,15 @@
 """L12 on the pinned SDK, its event loop's gap before epoll_wait(2) widened: what the three SIGINTs do.
 
 L12 says the SDK's stdio server needs a third SIGINT while its stdin is open. asyncio.Runner's SIGINT handler is a
-Python handler and its loop keeps no signal wakeup fd, so a SIGINT that lands after the loop's last check for
+Python handler and its loop keeps no signal wakeup fd, so a SIGINT that lands after the interpreter's last check for
 signals and before epoll_wait(2) begins is handled only when the loop next wakes, with the next SIGINT: CPython
 runs a signal's handler once for however many arrived meanwhile. Two SIGINTs then count as one, and the third
-leaves the server running as the second would have. The gap is a few instructions, so a run rarely meets it;
-this widens it: a shim preloaded into the SDK's processes (LD_PRELOAD in the SDK's environment, compiled here with
-cc) sleeps WIDEN_S before every epoll_wait(2). Each round is one fast run of L12 (runner.run_matrix), with the shim
-and without it, in turn; printed: each arm's outcomes after its SIGINTs, counted.
+leaves the server running as the second would have. The probe sends each SIGINT only once the main thread has been
+seen asleep (l12_sigint.main_asleep), which this checks: the gap is a few instructions, so a run rarely meets it,
+and here it is widened by a shim preloaded into the SDK's processes (LD_PRELOAD in the SDK's environment, compiled
+here with cc) that sleeps WIDEN_S before every epoll_wait(2). Each round is one fast run of L12
+(runner.run_matrix), with the shim and without it, in turn; printed: the verdict and the bug arm's outcomes after
+its SIGINTs (with the third's exit code), counted.
 
     python bench/l12_coalesced_sigint.py [--rounds 10]
 
@@ -34,7 +36,9 @@ WIDEN_S = 0.02
 def outcomes(run: dict) -> str:
     """The bug arm's outcome after each SIGINT, or why it has none."""
     sigints = run["arms"]["bug"].get("sigints")
-    return " ".join(step["outcome"] for step in sigints) if sigints else f"no SIGINT sent: {run['reason']}"
+    if not sigints:
+        return f"no SIGINT sent: {run['reason']}"
+    return " ".join(step["outcome"] + (f" ({step['exit_code']})" if step["exit_code"] else "") for step in sigints)
 
 
 def main() -> None:

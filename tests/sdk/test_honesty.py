@@ -2,8 +2,9 @@
 
 That the unpatched SDK reproduces every case is shown by the session's one full CLI run (conftest.py:
 pinned_run), read by test_cli.py; that its L1 is decided by the kernel proof, by test_proof.py. L11's fix runs
-with both methods in test_l11.py (OWN_TEST), which also reads what its arms logged: run here too, it would be the
-same run twice.
+with both methods in test_l11.py (OWN_TEST), which also reads what its arms logged: its fast run here would be the
+same run twice, its window run the same with a 10 s window where test_l11's is 5 s (the bug arm's tool lasts the
+window, so the shorter one shows the same).
 """
 
 from __future__ import annotations

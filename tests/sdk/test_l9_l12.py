@@ -117,10 +117,9 @@ def test_l12_sigint_ends_the_server_only_the_third_time_while_stdin_is_open(runs
     for step in (first, second):
         assert (step["outcome"], step["decided_by"]) == ("running", "proof"), step
         assert "anon_pipe_read" in {t["wchan"] for t in step["threads"]}, "a thread still reads the stdin pipe"
-    # the third ends it (exit -2), as python-sdk #3551 says, unless the first or second landed just before the loop's
-    # epoll_wait and was handled with the next (method.md, L12's limits: bench/l12_coalesced_sigint.py): a reading
-    ended = (third["outcome"], third["exit_code"]) == ("exited", -2)
-    assert ended or (third["outcome"], third["decided_by"]) == ("running", "proof"), third
+    assert third["outcome"] == "exited" and third["exit_code"] == -2
+    # each sent once the main thread was asleep: none handled with the next, as one (l12_sigint.main_asleep)
+    assert all(step["main_asleep"] for step in bug["sigints"]), bug["sigints"]
     control = runs["L12"]["arms"]["control"]
     assert control["read_stream_ended"] and [s["outcome"] for s in control["sigints"]] == ["exited"]
     mitigated = runs["L12"]["arms"]["mitigated"]

@@ -21,6 +21,11 @@ running), then SIGINT: what differs is only the thread blocked on stdin.
 Mitigated: the bug's first SIGINT, then host_contract.shutdown_child (close
 stdin, drain stdout, bounded wait, SIGTERM, SIGKILL).
 
+Each SIGINT goes out once the server's main thread has been seen asleep (main_asleep): CPython runs a
+signal's Python handler only there, between bytecodes, and asyncio.Runner's SIGINT handler is such a handler
+with no signal wakeup fd, so a SIGINT sent while the main thread runs toward its epoll_wait(2) would be handled
+only when that wait ends, with the next SIGINT, as one (bench/l12_coalesced_sigint.py widens that gap).
+
 After each SIGINT the probe waits for the exit. In the fast method it stops
 waiting on hang.prove_blocked_on_pipe's read-side proof (side="read"): every
 thread asleep with no timeout, one reading the empty stdin pipe whose write
@@ -33,6 +38,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable
 
 from stdio_probe.core import hang, observe, sample, wire
 from stdio_probe.core.model import CASE_ARMS, Finding, Options, Probe, Sdk
@@ -71,10 +77,11 @@ def _run(arm: str, child: Child, timers: hang.TimerQuery, events: fixture_log.Ev
             return record
     started, record["sigints"] = time.monotonic(), []
     for n in range(1, (1 if arm == "mitigated" else SIGINTS) + 1):
+        asleep = child.wait_for(lambda: main_asleep(child), options.window)  # sent at the bound all the same
         child.signal(signal.SIGINT)
         sent = time.monotonic()
         after = _after_sigint(child, timers if arm != "control" else None, options)
-        record["sigints"].append({"n": n, "sent_s": round(sent - started, 3), **after})
+        record["sigints"].append({"n": n, "sent_s": round(sent - started, 3), "main_asleep": asleep, **after})
         if after["outcome"] == "exited":
             break
     if arm == "mitigated":
@@ -118,11 +125,21 @@ def all_asleep(child: Child) -> bool:
     """Whether the server is quiet: its stdin pipe empty, and every thread asleep in two readings
     sample.SAMPLE_INTERVAL apart without having run in between (L13: when a failed tool's traceback is written
     and the server waits again)."""
-    if sample.pipe_fill(child.process.stdin.fileno())["buffered"]:
-        return False
-    first = sample.threads(child.pid)
+    return not sample.pipe_fill(child.process.stdin.fileno())["buffered"] and _asleep(child, lambda thread: True)
+
+
+def main_asleep(child: Child) -> bool:
+    """Whether the server's main thread is asleep in two readings sample.SAMPLE_INTERVAL apart without having run in
+    between (its other threads may run: a watchdog): CPython runs signal handlers there, so a signal sent now
+    interrupts the wait it is in and is not left to the next one (L12); its stdin may be closed (the control)."""
+    return _asleep(child, lambda thread: thread["tid"] == child.pid)
+
+
+def _asleep(child: Child, counted: Callable[[dict], bool]) -> bool:
+    """Whether the server's threads that count are asleep in two readings, none having run in between."""
+    first = [t for t in sample.threads(child.pid) if counted(t)]
     time.sleep(sample.SAMPLE_INTERVAL)
-    last = sample.threads(child.pid)
+    last = [t for t in sample.threads(child.pid) if counted(t)]
     same = [(t["tid"], t["switches"]) for t in first] == [(t["tid"], t["switches"]) for t in last]
     return bool(last) and same and all(t["state"] == "S" for t in last)
 
