@@ -74,6 +74,7 @@ def one_run(server: Path, shim: Path, traits: str, event: str, close: bool, fold
     with started(argv, stdin=subprocess.PIPE, env=env, cwd=folder, **quiet) as process:
         held = Pidfd.open(process.pid)  # our child, not yet waited for: None only without pidfds
         if held is None:
+            process.stdin.close()
             return "no pidfd"
         try:
             return _signalled(process, held, shim, event, close, events)

@@ -9,7 +9,7 @@ seen asleep (l12_sigint.main_asleep), which this checks: the gap is a few instru
 and here it is widened by a shim preloaded into the SDK's processes (LD_PRELOAD in the SDK's environment, compiled
 here with cc) that sleeps WIDEN_S before every epoll_wait(2). Each round is one fast run of L12
 (runner.run_matrix), with the shim and without it, in turn; printed: the verdict and the bug arm's outcomes after
-its SIGINTs (with the third's exit code), counted.
+its SIGINTs (with the exit code of the one that ended it), counted.
 
     python bench/l12_coalesced_sigint.py [--rounds 10]
 
@@ -30,6 +30,8 @@ from stdio_probe.core.model import Options
 from stdio_probe.core.runner import run_matrix
 from stdio_probe.sdk.sdk import pinned
 
+# shorter than sample.SAMPLE_INTERVAL: a longer sleep in the shim would read as the main thread asleep
+# (l12_sigint.main_asleep), and the SIGINT would land in the gap by the bench's doing
 WIDEN_S = 0.02
 
 
@@ -38,7 +40,8 @@ def outcomes(run: dict) -> str:
     sigints = run["arms"]["bug"].get("sigints")
     if not sigints:
         return f"no SIGINT sent: {run['reason']}"
-    return " ".join(step["outcome"] + (f" ({step['exit_code']})" if step["exit_code"] else "") for step in sigints)
+    return " ".join(f"{step['outcome']} ({step['exit_code']})" if step["exit_code"] is not None else step["outcome"]
+                    for step in sigints)
 
 
 def main() -> None:

@@ -117,9 +117,9 @@ def test_l12_sigint_ends_the_server_only_the_third_time_while_stdin_is_open(runs
     for step in (first, second):
         assert (step["outcome"], step["decided_by"]) == ("running", "proof"), step
         assert "anon_pipe_read" in {t["wchan"] for t in step["threads"]}, "a thread still reads the stdin pipe"
-    assert third["outcome"] == "exited" and third["exit_code"] == -2
     # each sent once the main thread was asleep: none handled with the next, as one (l12_sigint.main_asleep)
     assert all(step["main_asleep"] for step in bug["sigints"]), bug["sigints"]
+    assert third["outcome"] == "exited" and third["exit_code"] == -2, third
     control = runs["L12"]["arms"]["control"]
     assert control["read_stream_ended"] and [s["outcome"] for s in control["sigints"]] == ["exited"]
     mitigated = runs["L12"]["arms"]["mitigated"]
