@@ -72,6 +72,12 @@ def started(argv: list[str], **popen: object) -> Iterator[subprocess.Popen]:
 # the calls delaying_shim can delay: their C prototype, the arguments it passes on, their header
 WAITS = {
     "poll": ("int poll(struct pollfd *a, nfds_t b, int c)", "a, b, c", "#include <poll.h>"),
+    "read": ("ssize_t read(int a, void *b, size_t c)", "a, b, c", "#include <unistd.h>"),
+    "clock_nanosleep": (
+        "int clock_nanosleep(clockid_t a, int b, const struct timespec *c, struct timespec *d)",
+        "a, b, c, d",
+        "#include <time.h>",
+    ),
     "epoll_wait": (
         "int epoll_wait(int a, struct epoll_event *b, int c, int d)",
         "a, b, c, d",

@@ -1,21 +1,24 @@
-"""The host checks' scenario server against a signal that lands just before a wait: how often it outlives it.
+"""Fixtures whose signal handlers are Python's, against a signal that lands just before a wait: how often they
+outlive it.
 
 CPython runs a signal's Python handler only between bytecodes: a signal that lands after the interpreter's last
-check and before poll(2) begins sets a flag and nothing else, and a wait with no timeout then sleeps through it
+check and before the wait begins sets a flag and nothing else, and a wait with no timeout then sleeps through it
 (the race the S9 fixture had, docs/measurements.md). The gap is a few instructions, so a plain stress almost never
-meets it. This widens it: a shim preloaded into the server (LD_PRELOAD, compiled here with cc) sleeps WIDEN_S
-before every poll(2), resuming after a signal as a preempted thread would, so the probe's SIGTERM, sent the moment
-the server logs the event before its wait, lands in the gap every time. A server whose wait also polls its
-signal wakeup pipe wakes anyway; one that does not sleeps on. Each run: start the server (SHAPES), send a ping,
-close stdin where the shape waits after EOF, SIGTERM through a pidfd at the event; it is stuck when alive STUCK_S
-later (then ended: SIGINT, SIGKILL), ended when it logged the signal and exited. A run that shows neither (no
-event in EVENT_BOUND, the shim not in the server's maps, an exit without the signal logged) is counted apart and
-shows nothing. `ignore_term` is the control: it must outlive every SIGTERM.
+meets it. This widens it: a shim preloaded into the fixture (LD_PRELOAD, compiled here with cc) sleeps WIDEN_S
+before every call of the waits the shape's fixture may block in (poll(2), and for the client cases' server also
+read(2) and clock_nanosleep(2), its waits before fixture_wakeup.py), resuming after a signal as a preempted thread
+would, so the probe's SIGTERM, sent the moment the fixture logs the event before its wait, lands in the gap every
+time. A fixture whose wait also polls its signal wakeup pipe wakes anyway; one that does not sleeps on. Each
+run: start the fixture (SHAPES), send a ping and close its stdin where the shape says so, SIGTERM through a pidfd
+at the event; it is stuck when alive STUCK_S later (then ended: SIGINT, SIGKILL), ended when it logged the signal
+and exited. A run that shows neither (no event in EVENT_BOUND, a shim not in the fixture's maps, an exit without
+the signal logged) is counted apart and shows nothing. The scenario server's `ignore_term` is the control: it must
+outlive every SIGTERM.
 
     python bench/handler_race.py [--runs 40] [--rev REV]
 
---rev takes scenario_server.py from a git revision (for example one before the wakeup pipe) instead of the
-working tree. Needs cc; without it, one line and exit 2.
+--rev takes the fixtures from a git revision (for example one before the wakeup pipe) instead of the working
+tree (a file the revision lacks, from the working tree). Needs cc; without it, one line and exit 2.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from common import ROOT, delaying_shim, started
@@ -36,40 +40,68 @@ from common import ROOT, delaying_shim, started
 from stdio_probe.core.host_contract import Pidfd
 
 FIXTURES = ROOT / "stdio_probe" / "fixtures"
+COPIED = ("scenario_server.py", "fixture_server.py", "fixture_events.py", "fixture_wakeup.py")
 WIDEN_S = 0.02
 STUCK_S = 2.0
 EVENT_BOUND = 10.0  # seconds to wait for the event before the signal (a safety net)
-# shape -> (its traits, the event logged just before the wait the signal must end, whether stdin is closed first)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A fixture started with args, the event it logs just before the wait the signal must end, whether a ping is
+    sent and its stdin closed first, and the calls delayed in it (the waits it may block in, in any revision)."""
+
+    fixture: str
+    args: tuple[str, ...]
+    event: str
+    ping: bool
+    close: bool
+    delayed: tuple[str, ...]
+
+
+SCENARIO = ("--run", "r", "--tag", "t", "--scenario")
+CLIENT_CASES_WAITS = ("poll", "read", "clock_nanosleep")
 SHAPES = {
-    "waiting on stdin": ("", "message", False),
-    "ignoring EOF": ("ignore_eof", "stdin_eof", True),
-    "control: ignoring SIGTERM": ("ignore_term", "stdin_eof", True),
+    "scenario: waiting on stdin": Shape("scenario_server.py", (*SCENARIO, ""), "message", True, False, ("poll",)),
+    "scenario: ignoring EOF": Shape(
+        "scenario_server.py", (*SCENARIO, "ignore_eof"), "stdin_eof", True, True, ("poll",)
+    ),
+    "scenario control: ignoring SIGTERM": Shape(
+        "scenario_server.py", (*SCENARIO, "ignore_term"), "stdin_eof", True, True, ("poll",)
+    ),
+    "L9-L10 server: waiting on stdin": Shape(
+        "fixture_server.py", ("--log-signals",), "start", False, False, CLIENT_CASES_WAITS
+    ),
+    "L10 server: lingering after EOF": Shape(
+        "fixture_server.py", ("--log-signals", "--on-eof", "linger"), "stdin_eof", True, True, CLIENT_CASES_WAITS
+    ),
 }
 
 
-def prepare(folder: Path, rev: str | None) -> tuple[Path, Path]:
-    """The server (from rev, or the working tree) and its fixture_events.py in folder, and the compiled shim."""
-    if rev:
-        shown = ["git", "show", f"{rev}:stdio_probe/fixtures/scenario_server.py"]
-        source = subprocess.run(shown, cwd=ROOT, check=True, capture_output=True, text=True, timeout=60).stdout
-    else:
-        source = (FIXTURES / "scenario_server.py").read_text()
-    (folder / "scenario_server.py").write_text(source)
-    shutil.copy(FIXTURES / "fixture_events.py", folder)
-    return folder / "scenario_server.py", delaying_shim(folder, "poll", WIDEN_S)
+def prepare(folder: Path, rev: str | None) -> dict[str, Path]:
+    """The fixtures (from rev where it has them, else the working tree) in folder, and each delayed call's shim."""
+    for name in COPIED:
+        source = (FIXTURES / name).read_text()
+        if rev:
+            shown = ["git", "show", f"{rev}:stdio_probe/fixtures/{name}"]
+            found = subprocess.run(shown, cwd=ROOT, capture_output=True, text=True, timeout=60)
+            source = found.stdout if found.returncode == 0 else source
+        (folder / name).write_text(source)
+    calls = {call for shape in SHAPES.values() for call in shape.delayed}
+    return {call: delaying_shim(folder, call, WIDEN_S) for call in sorted(calls)}
 
 
 def logged(events: Path, event: str) -> bool:
     return events.exists() and f'"event": "{event}"' in events.read_text()
 
 
-def one_run(server: Path, shim: Path, traits: str, event: str, close: bool, folder: Path) -> str:
-    """What a SIGTERM sent the moment the server logged event found: "stuck" (alive STUCK_S later), "ended" (it
-    logged the signal and exited), or why the run shows neither."""
+def one_run(shape: Shape, shims: list[Path], folder: Path) -> str:
+    """What a SIGTERM sent the moment the fixture logged the shape's event found: "stuck" (alive STUCK_S later),
+    "ended" (it logged the signal and exited), or why the run shows neither."""
     events = folder / "events.jsonl"
     events.unlink(missing_ok=True)
-    argv = [sys.executable, str(server), "--events", str(events), "--run", "r", "--tag", "t", "--scenario", traits]
-    env = {"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(shim)}
+    argv = [sys.executable, str(folder / shape.fixture), "--events", str(events), *shape.args]
+    env = {"PATH": "/usr/bin:/bin", "LD_PRELOAD": ":".join(map(str, shims))}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     with started(argv, stdin=subprocess.PIPE, env=env, cwd=folder, **quiet) as process:
         held = Pidfd.open(process.pid)  # our child, not yet waited for: None only without pidfds
@@ -77,30 +109,29 @@ def one_run(server: Path, shim: Path, traits: str, event: str, close: bool, fold
             process.stdin.close()
             return "no pidfd"
         try:
-            return _signalled(process, held, shim, event, close, events)
+            return _signalled(process, held, shims, shape, events)
         finally:
             held.close()
             process.stdin.close()
 
 
-def _signalled(
-    process: subprocess.Popen, held: Pidfd, shim: Path, event: str, close: bool, events: Path
-) -> str:
-    """one_run's trigger and reading, on the started server held by a pidfd."""
-    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
-    process.stdin.flush()
-    if close:
+def _signalled(process: subprocess.Popen, held: Pidfd, shims: list[Path], shape: Shape, events: Path) -> str:
+    """one_run's trigger and reading, on the started fixture held by a pidfd."""
+    if shape.ping:
+        process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode() + b"\n")
+        process.stdin.flush()
+    if shape.close:
         process.stdin.close()
     deadline = time.monotonic() + EVENT_BOUND
-    while time.monotonic() < deadline and not logged(events, event):
+    while time.monotonic() < deadline and not logged(events, shape.event):
         time.sleep(0.001)
-    if not logged(events, event):
+    if not logged(events, shape.event):
         return "no event"
     try:
-        shimmed = str(shim) in Path(f"/proc/{process.pid}/maps").read_text()
+        maps = Path(f"/proc/{process.pid}/maps").read_text()
     except OSError:  # ended already
         return "ended before the signal"
-    if not shimmed:
+    if not all(str(shim) in maps for shim in shims):
         return "no shim"
     held.signal(signal.SIGTERM)
     try:
@@ -113,18 +144,19 @@ def _signalled(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=40)
-    parser.add_argument("--rev", help="a git revision to take scenario_server.py from (default: the working tree)")
+    parser.add_argument("--rev", help="a git revision to take the fixtures from (default: the working tree)")
     args = parser.parse_args()
     if shutil.which("cc") is None:
         parser.exit(2, "handler_race.py: no cc to compile the poll shim with\n")
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
-        server, shim = prepare(folder, args.rev)
-        print(f"scenario_server.py from {args.rev or 'the working tree'}; each poll(2) delayed {WIDEN_S * 1000:g} ms")
-        for shape, (traits, event, close) in SHAPES.items():
-            found = Counter(one_run(server, shim, traits, event, close, folder) for _ in range(args.runs))
+        shims = prepare(folder, args.rev)
+        print(f"fixtures from {args.rev or 'the working tree'}; each delayed call delayed {WIDEN_S * 1000:g} ms")
+        for name, shape in SHAPES.items():
+            delayed = [shims[call] for call in shape.delayed]
+            found = Counter(one_run(shape, delayed, folder) for _ in range(args.runs))
             apart = ", ".join(f"{why} {count}" for why, count in found.items() if why not in ("stuck", "ended"))
-            line = f"{shape:28s} stuck {found['stuck']} of {args.runs}, ended {found['ended']}"
+            line = f"{name:36s} stuck {found['stuck']} of {args.runs}, ended {found['ended']}"
             print(f"{line}{f'; apart: {apart}' if apart else ''}", flush=True)
 
 
