@@ -78,17 +78,24 @@ SHAPES = {
 }
 
 
-def prepare(folder: Path, rev: str | None) -> dict[str, Path]:
-    """The fixtures (from rev where it has them, else the working tree) in folder, and each delayed call's shim."""
+def git(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def prepare(folder: Path, rev: str | None) -> tuple[dict[str, Path], list[str]]:
+    """The fixtures in folder, from rev (a commit) where it has them, else from the working tree; each delayed
+    call's shim, and the names rev lacked."""
+    lacked = []
     for name in COPIED:
-        source = (FIXTURES / name).read_text()
-        if rev:
-            shown = ["git", "show", f"{rev}:stdio_probe/fixtures/{name}"]
-            found = subprocess.run(shown, cwd=ROOT, capture_output=True, text=True, timeout=60)
-            source = found.stdout if found.returncode == 0 else source
+        path = f"stdio_probe/fixtures/{name}"
+        if rev and git("cat-file", "-e", f"{rev}:{path}").returncode == 0:
+            source = git("show", f"{rev}:{path}").stdout
+        else:
+            source = (FIXTURES / name).read_text()
+            lacked += [name] if rev else []
         (folder / name).write_text(source)
     calls = {call for shape in SHAPES.values() for call in shape.delayed}
-    return {call: delaying_shim(folder, call, WIDEN_S) for call in sorted(calls)}
+    return {call: delaying_shim(folder, call, WIDEN_S) for call in sorted(calls)}, lacked
 
 
 def logged(events: Path, event: str) -> bool:
@@ -147,11 +154,16 @@ def main() -> None:
     parser.add_argument("--rev", help="a git revision to take the fixtures from (default: the working tree)")
     args = parser.parse_args()
     if shutil.which("cc") is None:
-        parser.exit(2, "handler_race.py: no cc to compile the poll shim with\n")
+        parser.exit(2, "handler_race.py: no cc to compile the shims with\n")
+    if args.rev and git("rev-parse", "--verify", "--quiet", f"{args.rev}^{{commit}}").returncode != 0:
+        parser.exit(2, f"handler_race.py: no commit {args.rev} in this checkout\n")
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
-        shims = prepare(folder, args.rev)
-        print(f"fixtures from {args.rev or 'the working tree'}; each delayed call delayed {WIDEN_S * 1000:g} ms")
+        shims, lacked = prepare(folder, args.rev)
+        source = args.rev or "the working tree"
+        if lacked:
+            source += f" ({', '.join(lacked)}: from the working tree)"
+        print(f"fixtures from {source}; the waits each delayed {WIDEN_S * 1000:g} ms")
         for name, shape in SHAPES.items():
             delayed = [shims[call] for call in shape.delayed]
             found = Counter(one_run(shape, delayed, folder) for _ in range(args.runs))
