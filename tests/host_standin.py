@@ -6,7 +6,9 @@ Run: python host_standin.py --log FILE. Each event is one JSON line appended to 
 "signal" with its name, and "exit". It answers initialize (with the version the host asked for),
 tools/list (one tool, probe, no arguments), tools/call of probe, and ping; any other request gets
 method-not-found (so a host that tries server/discover first falls back to initialize). At stdin
-EOF it exits at once, 0; SIGTERM and SIGINT end it after logging them.
+EOF it exits at once, 0; SIGTERM and SIGINT end it after logging them. Its handlers are Python's, so it reads
+stdin in poll(2) with its signal wakeup pipe (stdio_probe/fixtures/fixture_wakeup.py): a host's signal that lands
+just before the read begins is logged at once, not after the next line (or never, once stdin is at EOF).
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "stdio_probe" / "fixtures"))
+from fixture_wakeup import lines, wake_on_signals  # noqa: E402  (a fixture's helper, imported beside it)
 
 TOOL = {"name": "probe", "description": "Answers 'probed'.", "inputSchema": {"type": "object", "properties": {}}}
 
@@ -36,8 +42,9 @@ def main() -> None:
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, on_signal)
+    wake_on_signals()
     log("start", pid=os.getpid())
-    for line in sys.stdin.buffer:
+    for line in lines(0):
         try:
             message = json.loads(line)
         except ValueError:
