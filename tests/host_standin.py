@@ -2,7 +2,8 @@
 
 Run: python host_standin.py --log FILE. Each event is one JSON line appended to FILE at once
 (a host forwards few environment variables, so the file travels in argv): "start" with its pid,
-{"event": "message", "method", "id", "params"} for each line received, "eof" at stdin EOF,
+{"event": "message", "method", "id", "params"} for each line received (one that is not a JSON object: its
+"raw" text, method, id and params null; a last line without its newline at EOF is dropped), "eof" at stdin EOF,
 "signal" with its name, and "exit". It answers initialize (with the version the host asked for),
 tools/list (one tool, probe, no arguments), tools/call of probe, and ping; any other request gets
 method-not-found (so a host that tries server/discover first falls back to initialize). At stdin
@@ -21,8 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "stdio_probe" / "fixtures"))
-from fixture_wakeup import lines, wake_on_signals  # noqa: E402  (a fixture's helper, imported beside it)
+sys.path.append(str(Path(__file__).resolve().parent.parent / "stdio_probe" / "fixtures"))  # after the stdlib's
+from fixture_wakeup import lines, wake_on_signals  # noqa: E402  (the fixtures' helper, from their folder)
 
 TOOL = {"name": "probe", "description": "Answers 'probed'.", "inputSchema": {"type": "object", "properties": {}}}
 
@@ -48,6 +49,8 @@ def main() -> None:
         try:
             message = json.loads(line)
         except ValueError:
+            message = None
+        if not isinstance(message, dict):  # not JSON, or a batch, a number...: logged, never answered
             log("message", method=None, id=None, params=None, raw=line[:200].decode(errors="replace"))
             continue
         method, params = message.get("method"), message.get("params") or {}
