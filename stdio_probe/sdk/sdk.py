@@ -32,6 +32,9 @@ from stdio_probe.sdk.facts import SdkError, read_facts
 _VERSION = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
 _SPECIFIER = re.compile(r"(~=|==|!=|<=|>=|<|>)")
 ALL = "all"
+# The probe's interpreter holds the probe's packages beside the pinned mcp; rich among them would change what the
+# SDK does (its logging), so the fixtures that run in it find a failing rich first (fixtures/bare_sdk/rich).
+BARE_SDK = Path(__file__).resolve().parents[1] / "fixtures" / "bare_sdk"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,9 @@ class Request:
     source: str
     target: str
     commit: str | None = None  # PATH@REF: the commit REF names in the checkout at target
+
+
+PINNED = Request("pinned", "interpreter", sys.executable)  # no --sdk, no --python: this interpreter's mcp
 
 
 def requests(sdk_arg: str | None, python_arg: str | None, cache_dir: Path | None = None) -> list[Request]:
@@ -63,7 +69,7 @@ def requests(sdk_arg: str | None, python_arg: str | None, cache_dir: Path | None
         found.append(Request(python_arg, "interpreter", python_arg))
     if len({r.spec for r in found}) < len(found):
         raise SdkError("an SDK is named twice")
-    return found or [Request("pinned", "interpreter", sys.executable)]
+    return found or [PINNED]
 
 
 def split_entries(sdk_arg: str) -> list[str]:
@@ -128,6 +134,8 @@ def _check_is_sdk(path: Path) -> None:
 
 def resolve(request: Request, env_dir: Path) -> Sdk:
     """An Sdk for a request: its environment made or reused when it needs one, its facts read from inside."""
+    if request == PINNED:
+        return pinned()
     if request.source == "interpreter":
         python, facts = request.target, read_facts(request.target, {})
     else:
@@ -175,7 +183,9 @@ def _git(tree: Path, *args: str) -> str | None:
 
 
 def pinned(env: dict[str, str] | None = None, spec: str = "pinned") -> Sdk:
-    """This interpreter, with the project's pinned mcp (or what env puts in front of it)."""
+    """This interpreter, with the project's pinned mcp (or what env puts in front of it), seen by its fixtures
+    without the probe's own packages (BARE_SDK)."""
     env = env or {}
+    env = env | {"PYTHONPATH": os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(BARE_SDK)]))}
     facts = read_facts(sys.executable, env) | {"source": "interpreter"}
     return Sdk(spec=spec, python=sys.executable, env=env, facts=facts)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from stdio_probe.core.spawn import child_env
 from stdio_probe.sdk import envs
 from stdio_probe.sdk.facts import SdkError, read_facts
 from stdio_probe.sdk.sdk import Request, requests, resolve
@@ -149,6 +151,21 @@ def test_sdk_facts_read_the_versions_importlib_metadata_reads():
     script = f"import importlib.metadata as m, json; print(json.dumps({{n: m.version(n) for n in {names!r}}}))"
     expected = json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout)
     assert read_facts(sys.executable, {})["packages"] == expected
+
+
+def test_the_pinned_sdks_fixtures_see_mcp_without_the_probes_rich():
+    """The probe's interpreter has rich; the pinned SDK's fixtures, as a release's, do not (method.md, "SDK
+    environments"): MCPServer's logging then takes the standard library's handler, as `pip install mcp` gives."""
+    assert importlib.util.find_spec("rich") is not None, "the probe's own interpreter has rich"
+    [request] = requests(None, None)
+    sdk = resolve(request, Path("unused: the pinned SDK has no environment of its own"))
+    script = (
+        "import logging, mcp.server.mcpserver.utilities.logging as log; log.configure_logging(); "
+        "print(type(logging.getLogger().handlers[0]).__name__)"
+    )
+    env = child_env(sdk.env)
+    done = subprocess.run([sdk.python, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "StreamHandler", done.stderr
 
 
 # An in-tree PEP 517 backend: the stand-in tree builds its wheel with nothing from an index.
