@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from stdio_probe.core.model import Options
+from stdio_probe.core.spawn import FIXTURES
+from stdio_probe.fixtures.fixture_events import read_events
 from stdio_probe.sdk.driver import checkpoint
 
 CLIENT_CASES = ["L7", "L8", "L10"]
@@ -105,3 +111,17 @@ def test_sdk_without_call_tool_is_not_applicable_for_l7_and_l8(broken, run_cases
     for case_id, run in run_cases(broken("without-call-tool"), ["L7", "L8"], Options()).items():
         assert run["verdict"] == "not_applicable", (case_id, run["reason"])
         assert "no call_tool" in run["reason"]
+
+
+def test_the_client_cases_server_logs_a_line_that_is_not_a_json_object_and_answers_the_next(tmp_path):
+    """A fixed client's bad line (not JSON, not UTF-8, not an object) must not crash the server its case reads."""
+    events = tmp_path / "server.events"
+    done = subprocess.run(
+        [sys.executable, str(FIXTURES / "fixture_server.py"), "--events", str(events), "--tool-lists", "a"],
+        input=b'not json\n\xff\n[1]\n{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}\n',
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["result"]["tools"][0]["name"] == "a", done.stderr
+    bad = [event["raw"] for event in read_events(str(events)) if event["event"] == "bad_line"]
+    assert bad == ["not json", "\ufffd", "[1]"]
