@@ -48,7 +48,7 @@ def main() -> None:
     for line in lines(0):
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than the parser goes
             message = None
         if not isinstance(message, dict):  # not JSON, or a batch, a number...: logged, never answered
             log("message", method=None, id=None, params=None, raw=line[:200].decode(errors="replace"))

@@ -17,6 +17,8 @@ argument says:
               stdout, and answer initialize with an error whose message is its parent's environment
   garbled     write GARBLE (ESC sequences, control characters, invalid UTF-8) to stdout and stderr
               before answering initialize
+  deep        write a JSON-RPC notification nested deeper than a parser's recursion goes before answering
+              initialize
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ def main() -> None:
     if MODE == "garbled":
         os.write(1, GARBLE)
         os.write(2, GARBLE)
+    if MODE == "deep":
+        os.write(1, b'{"jsonrpc": "2.0", "method": "notifications/message", "params": ' + b"[" * 100_000 + b"\n")
     for raw in sys.stdin.buffer:
         try:
             request = json.loads(raw)

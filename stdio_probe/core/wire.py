@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -185,8 +186,13 @@ class StdoutReader:
         if not length and not room and self.offending is not None:
             return  # an empty line once nothing more is kept: counted only (a flood of them stays cheap)
         oversize = length > self.line_cap
-        message = _oversize(head, tail.rstrip(b"\r"), length) if oversize else _parse(head.rstrip(b"\r"))
-        why = self.judge(message) if message is not None and not oversize and self.judge is not None else None
+        message, why = None, None
+        try:
+            message = _oversize(head, tail.rstrip(b"\r"), length) if oversize else _parse(head.rstrip(b"\r"))
+        except RecursionError:  # nested past the interpreter's recursion limit (json's C parser recurses per level)
+            why = f"nested deeper than {sys.getrecursionlimit()} levels, not parsed"
+        if message is not None and not oversize and self.judge is not None:
+            why = self.judge(message)
         if (message is None or oversize or why is not None) and self.offending is None:
             self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
             if oversize:
@@ -264,7 +270,7 @@ def _extend(
 
 
 def _parse(line: bytes) -> dict | None:
-    """A JSON-RPC 2.0 message, or None for anything else."""
+    """A JSON-RPC 2.0 message, or None for anything else; RecursionError for JSON nested too deep to parse."""
     if line.lstrip()[:1] != b"{":  # a log line, an empty line: no exception raised for each of a flood
         return None
     try:

@@ -157,6 +157,13 @@ def test_answers_are_found_after_megabytes_of_start_up_chatter():
     assert runs["S1"]["arms"]["bug"]["stdout"]["bytes"] > 2 * wire.KEPT_CAP
 
 
+def test_a_line_nested_too_deep_to_parse_is_offending_and_the_answers_after_it_are_read():
+    """json's parser recurses per level: the reader takes the RecursionError as a line it cannot parse and reads on."""
+    runs = run_servers(Server("deep", hostile("deep")), ["S1", "S4"])
+    assert runs["S1"]["verdict"] == "not_reproduced", runs["S1"]["reason"]
+    assert runs["S4"]["verdict"] == "reproduced" and "levels, not parsed" in runs["S4"]["reason"], runs["S4"]["reason"]
+
+
 def test_a_server_waiting_on_its_own_request_is_named_not_blamed():
     runs = run_servers(Server("asks", hostile("asks-client")), ["S6a"])
     assert runs["S6a"]["verdict"] == "inconclusive"
