@@ -181,7 +181,7 @@ class StdoutReader:
 
     def _line(self, head: bytes, tail: bytes, length: int) -> None:
         self.lines += 1
-        cost = min(length, LINE_CAP) + LINE_FRAMING
+        cost = min(length, self.line_cap) + LINE_FRAMING  # what keeping it holds: S4 parses lines up to 8 MiB
         room = len(self.messages) < KEPT_LINES and self._kept + cost <= KEPT_CAP
         if not length and not room and self.offending is not None:
             return  # an empty line once nothing more is kept: counted only (a flood of them stays cheap)

@@ -409,6 +409,24 @@ def test_reader_keeps_within_bounds_whatever_the_server_writes():
         flood.stop()
 
 
+def test_a_reader_that_parses_long_lines_keeps_within_the_same_bounds(tmp_path):
+    """S4's reader parses lines up to 8 MiB whole: a kept line costs what it holds, not the default cap's worth."""
+    writer = tmp_path / "long_lines.py"
+    writer.write_text(
+        "import sys, time\n"
+        "line = '{\"jsonrpc\": \"2.0\", \"method\": \"n\", \"params\": {\"x\": \"' + 'y' * 700_000 + '\"}}\\n'\n"
+        "sys.stdout.write(line * 20)\nsys.stdout.flush()\ntime.sleep(60)\n"
+    )
+    child = spawn.current().spawn_command(f"{sys.executable} {writer}")[0]
+    try:
+        reader = wire.StdoutReader(child, line_cap=8 * 1024 * 1024)
+        assert reader.wait_for(lambda r: r.lines >= 20, 20.0)
+        assert reader.offending is None, "every line is JSON-RPC, parsed whole"
+        assert sum(len(json.dumps(m)) for m in reader.messages) <= 2 * wire.KEPT_CAP
+    finally:
+        child.stop()
+
+
 @pytest.mark.parametrize(
     ("text", "parsed"),
     [("large", ("large", {})), ('git_log {"max_count": 1500}', ("git_log", {"max_count": 1500}))],
