@@ -16,7 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +99,7 @@ def check_host() -> None:
 
 
 PREPARE_PARALLEL = 4  # environments made at once: uv waits on the network and the disk more than on a core
+PREPARE_STOP_BOUND = 1.0  # seconds an interrupted preparation waits for its jobs to clean up after their commands
 
 
 def prepare_sdks(
@@ -111,14 +112,16 @@ def prepare_sdks(
         at_once = f", {min(PREPARE_PARALLEL, len(made))} at a time" if len(made) > 1 else ""
         names = made[0].spec if len(made) == 1 else f"{len(made)} SDKs"
         errors.print(f"preparing {names} in {env_dir}{at_once} ...", highlight=False, markup=False)
-    with ThreadPoolExecutor(max_workers=PREPARE_PARALLEL) as pool:
-        futures = [pool.submit(_prepare_one, request, env_dir) for request in requests]
-        try:
-            outcomes = [future.result() for future in futures]
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
-            envs.stop_all()
-            raise
+    pool = ThreadPoolExecutor(max_workers=PREPARE_PARALLEL)
+    futures = [pool.submit(_prepare_one, request, env_dir) for request in requests]
+    try:
+        outcomes = [future.result() for future in futures]
+    except BaseException:
+        envs.stop_all()  # first: what runs is killed and nothing more starts, so the jobs end at once
+        pool.shutdown(wait=False, cancel_futures=True)
+        wait(futures, timeout=PREPARE_STOP_BOUND)  # each removes what it half made; a longer one is left to the exit
+        raise
+    pool.shutdown()
     ready, failed = [], []
     for request, outcome in zip(requests, outcomes, strict=True):
         if isinstance(outcome, Sdk):

@@ -22,6 +22,7 @@ marked with CACHEDIR.TAG so backup tools skip it.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
@@ -50,6 +51,7 @@ CACHEDIR_TAG = (
 )
 INSTALL_TIMEOUT = 600
 IMPORT_TIMEOUT = 60.0
+KILL_WAIT = 1.0  # seconds to read a killed command's pipes to their end (a child of its that left may hold them)
 # what every case needs of an SDK: its stdio client and server (imported once, when the environment is made)
 IMPORT_CHECK = "import mcp, mcp.client.stdio, mcp.server.stdio"
 # Never part of a source tree's identity: VCS data, build and tool output.
@@ -288,9 +290,7 @@ def _normalized(name: str) -> str:
 def import_error(python: str) -> str | None:
     """None when the SDK's stdio client and server import in python; else the import error, one line."""
     try:
-        done = subprocess.run(
-            [python, "-c", IMPORT_CHECK], capture_output=True, text=True, timeout=IMPORT_TIMEOUT, env=_clean_env()
-        )
+        done = _command([python, "-c", IMPORT_CHECK], IMPORT_TIMEOUT, _clean_env())
     except subprocess.TimeoutExpired:
         return f"importing mcp took over {IMPORT_TIMEOUT:.0f} s"
     except OSError as exc:
@@ -303,9 +303,8 @@ def import_error(python: str) -> str | None:
 
 def compile_bytecode(python: str, folder: Path) -> bool:
     """Compile what the environment installed (its lib folder), as the install now does; whether it worked."""
-    command = [python, "-m", "compileall", "-q", str(folder / "lib")]
     try:
-        done = subprocess.run(command, capture_output=True, timeout=INSTALL_TIMEOUT, env=_clean_env())
+        done = _command([python, "-m", "compileall", "-q", str(folder / "lib")], INSTALL_TIMEOUT, _clean_env())
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
@@ -368,11 +367,15 @@ def _build(folder: Path, tool: _Tool, base: str, source: Source, exclude_newer: 
 
 _running: dict[subprocess.Popen, Pidfd | None] = {}  # each with its pidfd: its group is signalled through it
 _running_lock = threading.Lock()
+_stopped = threading.Event()  # stop_all was called: the run is being cut short, and no command starts after it
 
 
 def stop_all() -> None:
-    """Kill every environment command still running (environments are prepared in threads), and its group."""
+    """Kill every environment command still running (environments are prepared in threads), and its group; refuse
+    every later one, so a thread that goes on to its next step (the install after the venv, the import check)
+    starts nothing."""
     with _running_lock:
+        _stopped.set()
         for pidfd in _running.values():
             if pidfd is not None:
                 pidfd.signal_group(signal.SIGKILL)
@@ -383,36 +386,44 @@ def _kill_group(pidfd: Pidfd | None) -> None:
         pidfd.signal_group(signal.SIGKILL)
 
 
-def _run(command: list[str], source: Source) -> None:
-    """Run an environment command in a session of its own (so stop_all reaches its children), bounded;
-    its failure is one line naming the source and the tool's last complaint."""
-    try:
+def _command(command: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run an environment command in a session of its own (so stop_all reaches its children), killed with its
+    group past timeout (subprocess.TimeoutExpired) or on any exception; SdkError once stop_all was called."""
+    with _running_lock:  # started under the lock: stop_all either refuses it or kills it
+        if _stopped.is_set():
+            raise SdkError(f"{Path(command[0]).name} not started: the run is being cut short")
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
         )
-    except OSError as exc:
-        raise SdkError(f"{source.requirement}: {Path(command[0]).name} failed: {exc}") from None
-    pidfd = Pidfd.open(process.pid)  # our child, not waited for: its pid and group are its own
-    with _running_lock:
+        pidfd = Pidfd.open(process.pid)  # our child, not waited for: its pid and group are its own
         _running[process] = pidfd
     try:
-        stdout, stderr = process.communicate(timeout=INSTALL_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        _kill_group(pidfd)
-        process.communicate()
-        tool = Path(command[0]).name
-        raise SdkError(f"cannot install {source.requirement}: {tool} took over {INSTALL_TIMEOUT} s") from None
+        stdout, stderr = process.communicate(timeout=timeout)
     except BaseException:
         _kill_group(pidfd)
-        process.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # its pipes end, unless a child that left holds them
+            process.communicate(timeout=KILL_WAIT)
         raise
     finally:
         with _running_lock:
             _running.pop(process, None)
         if pidfd is not None:
             pidfd.close()
-    if process.returncode != 0:
-        lines = [line.strip() for line in (stderr + stdout).splitlines() if line.strip()]
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
+
+
+def _run(command: list[str], source: Source) -> None:
+    """An environment command (_command), bounded by INSTALL_TIMEOUT; its failure is one line naming the source
+    and the tool's last complaint."""
+    tool = Path(command[0]).name
+    try:
+        done = _command(command, INSTALL_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise SdkError(f"cannot install {source.requirement}: {tool} took over {INSTALL_TIMEOUT} s") from None
+    except OSError as exc:
+        raise SdkError(f"{source.requirement}: {tool} failed: {exc}") from None
+    if done.returncode != 0:
+        lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
         complaint = next((line for line in reversed(lines) if line.lower().startswith(("error", "×"))), None)
-        complaint = complaint or (lines[-1] if lines else f"exit {process.returncode}")
+        complaint = complaint or (lines[-1] if lines else f"exit {done.returncode}")
         raise SdkError(f"cannot install {source.requirement}: {complaint}")

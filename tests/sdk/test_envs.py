@@ -11,8 +11,11 @@ import hashlib
 import importlib.util
 import json
 import os
+import select
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from stdio_probe.core.spawn import child_env
 from stdio_probe.sdk import envs
 from stdio_probe.sdk.facts import SdkError, read_facts
 from stdio_probe.sdk.sdk import Request, requests, resolve
+from tests.paths import ROOT
 
 
 def make_wheel(folder: Path, body: str, version: str = "0.0.1") -> Path:
@@ -243,3 +247,50 @@ def test_path_at_ref_installs_that_commit_from_a_worktree_cached_by_commit_and_r
 def test_a_version_may_carry_a_tags_v_prefix():
     (request,) = requests("v2.0.0", None)
     assert (request.spec, request.source, request.target) == ("v2.0.0", "pypi", "2.0.0")
+
+
+# A build that never ends: it notes its pid, then sleeps (a pip or uv install that takes minutes).
+ENDLESS_BACKEND = """
+import os, pathlib, time
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    (pathlib.Path(__file__).parent / "building").write_text(str(os.getpid()))
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize(
+    ("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+)
+def test_a_signal_while_an_environment_is_made_ends_the_probe_at_once_leaving_nothing(sig, code, word, tmp_path):
+    """The install runs in a session of its own (a terminal's Ctrl-C does not reach it): the probe kills it and
+    starts nothing after, rather than waiting out the install's bound (600 s), and the half-made environment goes."""
+    tree = tmp_path / "tree"
+    (tree / "mcp").mkdir(parents=True)
+    _write(tree / "mcp" / "__init__.py", "")
+    _write(tree / "backend.py", ENDLESS_BACKEND)
+    pyproject = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+    _write(tree / "pyproject.toml", pyproject + '[project]\nname = "mcp"\nversion = "0.0.1"\n')
+    cache = tmp_path / "envs"
+    command = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py"), "--sdk", str(tree), "--env-dir", str(cache)]
+    process = subprocess.Popen([*command, "--only", "L1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    build = None
+    try:
+        deadline = time.monotonic() + 120
+        while not (tree / "building").exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (tree / "building").exists(), f"the build never started: exit {process.poll()}"
+        build = os.pidfd_open(int((tree / "building").read_text()))  # the sleeping backend, alive: it wrote it
+        process.send_signal(sig)
+        _, err = process.communicate(timeout=30)  # the bound of a wait that fails: the install's own is 600 s
+        assert process.returncode == code and err.endswith(f"{word}: every process reaped, no results written\n")
+        assert select.select([build], [], [], 5.0)[0], "the build outlived the probe"  # a pidfd reads once it ended
+    finally:
+        process.kill()
+        if build is not None:  # a failed test's build must not sleep on: the probe's kill never reached it
+            signal.pidfd_send_signal(build, signal.SIGKILL)
+            os.close(build)
+    assert [path.name for path in cache.iterdir() if path.is_dir()] == [], "a half-made environment is left"
