@@ -44,6 +44,8 @@ def unwatched(label: str, probe: str, arm: str, state: str, note: str) -> None:
     """What an in-process run nobody watches (a test, a table, a bench) does with each arm's progress: nothing."""
 Row = tuple[str, str, str]  # a row of the live view: the subject's label, the probe's id, the arm
 Key = TypeVar("Key", bound=Hashable)  # what run_trials names each reader of an arm by (the runner: its Job)
+Item = TypeVar("Item")  # what map_cut_short calls its function on
+Result = TypeVar("Result")
 Supervised = spawn.Supervisor | None  # a run's supervisor: the caller's, or None for one of the runner's own
 
 
@@ -163,7 +165,7 @@ def run_arm(
         except Exception as exc:
             record |= _failure(exc, "cannot assess: ")
             note = record["error"]
-        if job == own:
+        if job == own and not supervisor.stopping():  # an arm cut short is not done: no progress line after a signal
             on_arm(label, probe.id, arm, "done", note)
     return records
 
@@ -227,23 +229,30 @@ def _shown(probe: Probe, record: ArmRecord) -> bool | None:
 def run_jobs(
     run: Callable[[Job], dict[Job, ArmRecord]], jobs: list[Job], workers: int, supervisor: spawn.Supervisor
 ) -> dict[Job, ArmRecord]:
-    """run(job) for every job on a pool of workers; job -> its record (and those of the jobs each read for others).
+    """run(job) for every job (map_cut_short); job -> its record (and those of the jobs each read for others)."""
+    return {read: record for found in map_cut_short(run, jobs, workers, supervisor) for read, record in found.items()}
+
+
+def map_cut_short(
+    function: Callable[[Item], Result], items: list[Item], workers: int, supervisor: spawn.Supervisor
+) -> list[Result]:
+    """function(item) for every item on a pool of workers, in order.
 
     The main thread waits in short polls, so a signal's exception is raised at once. On it (Ctrl-C,
     SIGTERM) the run is cut short: the supervisor's stop() kills every server and fixture, which ends the
-    waits of the running arms, no further arm starts, and the pool is left without joining its threads.
+    waits of the running calls, no further call starts, and the pool is left without joining its threads.
     """
     pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {job: pool.submit(run, job) for job in jobs}
+    futures = [pool.submit(function, item) for item in items]
     try:
-        while wait(futures.values(), timeout=POLL).not_done:
+        while wait(futures, timeout=POLL).not_done:
             pass
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         supervisor.stop()
         raise
     pool.shutdown()
-    return {read: record for future in futures.values() for read, record in future.result().items()}
+    return [future.result() for future in futures]
 
 
 @dataclass(frozen=True)
@@ -364,8 +373,8 @@ class Servers:
     @contextlib.contextmanager
     def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
         """Each server's era found (as many at once as arms), then its turn: none, or a lock if --sequential-arms."""
-        with ThreadPoolExecutor(max_workers=workers(options)) as pool:
-            found = list(pool.map(lambda server: _era(supervisor, server, options, on_arm), self.servers))
+        era = lambda server: _era(supervisor, server, options, on_arm)  # noqa: E731
+        found = map_cut_short(era, self.servers, workers(options), supervisor)
         servers = [replace(server, protocol=era["protocol"]) for server, era in zip(self.servers, found, strict=True)]
         turns = [threading.Lock() if server.sequential_arms else contextlib.nullcontext() for server in servers]
         yield replace(self, servers=servers, eras=found, turns=turns)
@@ -538,7 +547,8 @@ def _era(supervisor: spawn.Supervisor, server: Server, options: Options, on_arm:
     except Exception as exc:
         why = f"the era probe failed: {type(exc).__name__}: {exc}"
         found = {"protocol": eras.LEGACY, "version": None, "chosen_by": eras.DISCOVER, "evidence": why}
-    on_arm(server.label, *ERA_ROW, "done", f"{found['protocol']}: {found['evidence']}")
+    if not supervisor.stopping():  # cut short, it found nothing: no progress line after a signal
+        on_arm(server.label, *ERA_ROW, "done", f"{found['protocol']}: {found['evidence']}")
     return found
 
 

@@ -231,6 +231,26 @@ def test_signals_pressed_repeatedly_end_a_blocked_run_within_2_s_in_one_line(sig
     assert marked(run_id) == [] and out.read_text() == "previous"
 
 
+def test_a_signal_while_a_servers_era_is_found_ends_the_run_within_2_s(tmp_path):
+    """The era probe (the first thing `server` does) waits for an opening answer a window long; a signal then
+    stops the run as it does the arms': the silent server is killed, its wait ends, one line."""
+    silent = tmp_path / "silent.py"
+    silent.write_text("import time\ntime.sleep(600)\n")
+    process, run_id = start_probe("--server", f"{sys.executable} {silent}", "--window", "30", "--out", "-")
+    deadline = time.monotonic() + 60
+    while not any("silent.py" in found["cmdline"] for found in marked(run_id) if found["pid"] != process.pid):
+        assert time.monotonic() < deadline and process.poll() is None, "no server in 60 s"
+        time.sleep(0.05)
+    first, queued = time.monotonic(), _waited_for_a_cpu(process.pid)
+    process.send_signal(signal.SIGINT)
+    _exited(process, 30)
+    took, queued = time.monotonic() - first, _waited_for_a_cpu(process.pid) - queued
+    _, err = process.communicate(timeout=30)
+    assert took - queued < SIGNAL_BOUND, f"exit {took:.2f} s after the signal, {queued:.2f} s of it queued"
+    assert process.returncode == 130 and err == "interrupted: every process reaped, no results written\n", err
+    assert marked(run_id) == []
+
+
 def _catches_sigterm(pid: int) -> bool:
     """Whether the process has a handler of its own for SIGTERM (SigCgt in /proc/PID/status)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
