@@ -191,9 +191,14 @@ class Child:
         return self.process.pid
 
     def stderr_text(self) -> str:
-        self.stderr_file.seek(0)
+        """Its stderr's last STDERR_LIMIT characters, "…" in front where cut: a file's tail only is read (the
+        child may have written any amount), a StderrRing's ring whole."""
+        start = 0
+        with suppress(AttributeError):  # a ring has no fileno: it holds the tail already
+            start = max(0, os.fstat(self.stderr_file.fileno()).st_size - 4 * STDERR_LIMIT)  # UTF-8: <= 4 bytes a char
+        self.stderr_file.seek(start)
         text = self.stderr_file.read().decode("utf-8", "replace")
-        return text if len(text) <= STDERR_LIMIT else "…" + text[-STDERR_LIMIT:]
+        return text if len(text) <= STDERR_LIMIT and not start else "…" + text[-STDERR_LIMIT:]
 
     def wait_self_exit(self, timeout: float) -> bool:
         """Whether the process exited by itself within timeout."""

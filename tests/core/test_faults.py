@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+import tracemalloc
 
 import pytest
 
@@ -213,3 +214,20 @@ def test_a_process_whose_exit_has_begun_when_the_stop_looks_is_recorded_ended_by
             assert child.record()["ended_by"] == "self"
             return
     pytest.fail("the stop never looked while the exit was under way, in 5 tries")
+
+
+def test_a_fixtures_stderr_is_read_from_its_tail_however_much_it_wrote(tmp_path, supervisor):
+    """A fixture's stderr is a file (the child may write any amount): what is kept is its last STDERR_LIMIT
+    characters, read from the end, its newest line last."""
+    script = tmp_path / "stderr_flood.py"
+    script.write_text("import os\nos.write(2, b'x' * 50_000_000 + b'\\nthe last line\\n')\n")
+    child = supervisor.spawn(sys.executable, str(script), [], {})
+    child.process.wait(timeout=60)
+    tracemalloc.start()
+    try:
+        text = child.stderr_text()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, f"{peak} bytes allocated to read the tail"
+    assert len(text) == spawn.STDERR_LIMIT + 1 and text.startswith("…x") and text.endswith("\nthe last line\n")
