@@ -791,21 +791,26 @@ class StderrRing:
         self._ring = bytearray()
         self.total = 0
         self._lock = threading.Lock()
-        self._inode = os.fstat(stream.fileno()).st_ino
+        # the thread reads a descriptor of its own: the stream's owner (Child.close: a host's stdout is its
+        # process.stdout) may close the stream while the thread reads, and its number may then be reused by
+        # another arm's pipe, which the thread would drain
+        self._fd = os.dup(stream.fileno())
+        stream.close()
+        self._inode = os.fstat(self._fd).st_ino
         self._supervisor = supervisor  # told which pipe it drains, for as long as it does (drained_pipes)
         supervisor._drains(self._inode, True)
-        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread = threading.Thread(target=self._drain, daemon=True)
         self._thread.start()
 
-    def _drain(self, stream) -> None:
+    def _drain(self) -> None:
         try:
-            with stream:
-                while chunk := os.read(stream.fileno(), 65536):
-                    with self._lock:
-                        self.total += len(chunk)
-                        self._ring += chunk
-                        del self._ring[:-STDERR_LIMIT]
+            while chunk := os.read(self._fd, 65536):
+                with self._lock:
+                    self.total += len(chunk)
+                    self._ring += chunk
+                    del self._ring[:-STDERR_LIMIT]
         finally:
+            os.close(self._fd)
             self._supervisor._drains(self._inode, False)
 
     def seek(self, offset: int) -> None:
