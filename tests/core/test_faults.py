@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -231,3 +232,14 @@ def test_a_fixtures_stderr_is_read_from_its_tail_however_much_it_wrote(tmp_path,
         tracemalloc.stop()
     assert peak < 1_000_000, f"{peak} bytes allocated to read the tail"
     assert len(text) == spawn.STDERR_LIMIT + 1 and text.startswith("…x") and text.endswith("\nthe last line\n")
+
+
+def test_a_ring_drains_its_pipe_after_the_stream_it_was_given_is_closed(supervisor):
+    """Child.close closes a host's stdout, which HostRun's ring drains: the ring reads on, from its own descriptor."""
+    read, write = os.pipe()
+    stream = os.fdopen(read, "rb")
+    ring = spawn.StderrRing(stream, supervisor)
+    stream.close()
+    os.write(write, b"written after the close")
+    os.close(write)
+    assert ring.read() == b"written after the close"
