@@ -31,7 +31,7 @@ from pathlib import Path
 
 from stdio_probe.core import hang, progress, sample, spawn
 from stdio_probe.core.model import Finding, Host, Options
-from stdio_probe.fixtures.fixture_events import read_events
+from stdio_probe.fixtures.fixture_events import EventReader
 
 SERVER_WORD = "{server}"
 SCENARIO = spawn.FIXTURES / "scenario_server.py"
@@ -88,6 +88,7 @@ class HostRun:
         self.host, self.scenario = host, scenario
         self._folder = tempfile.TemporaryDirectory(prefix="probe-host-", dir=spawn.current().run_folder())
         self.events_path = str(Path(self._folder.name) / "server.events")
+        self._events = EventReader(self.events_path)
         self.tag = uuid.uuid4().hex
         argv = host_argv(host.command, server_words(self.events_path, self.tag, scenario))
         self.child, self.host_id = spawn.current().spawn_command(shlex.join(argv), host.env.values, host.env.inherit)
@@ -113,7 +114,8 @@ class HostRun:
         return self.child.moved() + self.stdout.total + logged
 
     def events(self) -> list[dict]:
-        return read_events(self.events_path)
+        """Every event the scenario servers logged so far, each read once (EventReader: the waits ask every 20 ms)."""
+        return self._events.read()
 
     def server_pids(self) -> list[int]:
         """Every live process of the scenario server's tree (its marker survives re-parenting)."""

@@ -12,7 +12,7 @@ import tempfile
 from types import TracebackType
 
 from stdio_probe.core import spawn
-from stdio_probe.fixtures.fixture_events import read_events
+from stdio_probe.fixtures.fixture_events import EventReader
 
 NOT_APPLICABLE_EXIT = 3  # a fixture whose SDK lacks what it drives exits so, saying "not_applicable: why" on stderr
 
@@ -23,13 +23,15 @@ class EventsFile:
     def __enter__(self) -> EventsFile:
         self._folder = tempfile.TemporaryDirectory(prefix="probe-events-", dir=spawn.current().run_folder())
         self.path = os.path.join(self._folder.name, "events")
+        self._reader = EventReader(self.path)
         return self
 
     def __exit__(self, kind: type | None, value: BaseException | None, trace: TracebackType | None) -> None:
         self._folder.cleanup()
 
     def events(self) -> list[dict]:
-        return read_events(self.path)
+        """Every event the fixture logged so far, each read once (the cases' waits poll it)."""
+        return self._reader.read()
 
     def config(self) -> dict | None:
         """The SDK configuration the fixture logged (what it set explicitly, the SDK's defaults), if it got so far."""

@@ -4,8 +4,11 @@ and with the patched copies of tests/sdk_fixes.py, where H4, H5 and H6 must agre
 
 from __future__ import annotations
 
+import importlib
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from stdio_probe.cli import main as cli
 from stdio_probe.core import sample, spawn
 from stdio_probe.core.model import Host, Options, Sdk
+from stdio_probe.fixtures.fixture_events import read_events
 from stdio_probe.host import session
 from stdio_probe.host.checks import h1_graceful_close, h2_eof_ignored, h11_mute_server
 from stdio_probe.report import record
@@ -330,3 +334,32 @@ def test_the_sdk_host_gives_the_host_tables_verdicts_by_either_method(tmp_path, 
     assert found == SDK_HOST_ROW, [proof_readings(r) for r in document["runs"]]
     assert {found[check] for check in AGREES} == {"reproduced"}
     assert {run["host"]["era"] for run in document["runs"]} == {"legacy"}
+
+
+def test_the_scenario_server_logs_a_flooding_host_within_its_bounds(tmp_path, monkeypatch):
+    """What a host sends is logged for the probe to read: megabytes of method, id or _meta keys are cut, and past
+    MESSAGES_LOGGED messages only one event says so; a message whose params are not an object does not crash it."""
+    monkeypatch.syspath_prepend(str(spawn.FIXTURES))  # its bounds, from the fixture (which imports its neighbours)
+    scenario_server = importlib.import_module("scenario_server")
+
+    events = tmp_path / "server.events"
+    huge = "m" * 1_000_000
+    meta = {f"key-{n}-{'k' * 1000}": n for n in range(30)}
+    lines = [
+        {"jsonrpc": "2.0", "id": huge, "method": huge, "params": {"_meta": meta}},
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]},
+        *[{"jsonrpc": "2.0", "method": "notifications/progress"}] * (scenario_server.MESSAGES_LOGGED + 5),
+    ]
+    argv = [sys.executable, str(session.SCENARIO), "--events", str(events), "--run", "run", "--tag", "tag"]
+    done = subprocess.run(
+        argv, input="".join(json.dumps(line) + "\n" for line in lines).encode(), capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    logged = read_events(str(events))
+    messages = [e for e in logged if e["event"] == "message"]
+    assert len(messages) == scenario_server.MESSAGES_LOGGED
+    assert [e["after"] for e in logged if e["event"] == "messages_unlogged"] == [scenario_server.MESSAGES_LOGGED]
+    first = messages[0]
+    assert len(first["method"]) == len(first["id"]) == scenario_server.FIELD_LOGGED
+    assert len(first["meta_keys"]) == scenario_server.META_KEYS_LOGGED
+    assert messages[1]["method"] == "initialize" and events.stat().st_size < 4_000_000
