@@ -884,8 +884,10 @@ class ForkServers:
 
     def begin(self, index: int) -> None:
         """Before an arm of interpreter index: its server and the next `ahead` interpreters' are started
-        (one that cannot start leaves its fixtures exec'd)."""
+        (one that cannot start leaves its fixtures exec'd); none once the run is being cut short, as no spawn is."""
         with self._lock:
+            if self._supervisor.stopping():
+                return
             for key in self._keys[index : index + 1 + self._ahead]:
                 if key not in self._servers and self._left[key]:
                     python, env = self._env[key]
