@@ -96,6 +96,10 @@ def check_host() -> None:
         Path("/proc/self/stat").read_text()
     except OSError as exc:
         raise UsageError(f"/proc is not readable: {exc}") from None
+    try:  # every signal goes through a pidfd: without them nothing could be stopped, and waits after a kill hang
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError as exc:
+        raise UsageError(f"this kernel has no pidfd_open (Linux 5.3 and later): {exc}") from None
 
 
 PREPARE_PARALLEL = 4  # environments made at once: uv waits on the network and the disk more than on a core

@@ -9,6 +9,7 @@ guard: no process of this run is left alive.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
@@ -433,3 +434,18 @@ def test_a_run_where_no_sdk_could_be_made_ready_exits_4(monkeypatch, tmp_path, c
     monkeypatch.setattr(cli, "prepare_sdks", lambda *a: ([], failed))
     assert cli.main(["--only", "L1", "--out", str(tmp_path / "r.json")]) == cli.EXIT_INTERNAL
     assert json.loads((tmp_path / "r.json").read_text())["runs"][0]["verdict"] == "error"
+
+
+def test_a_kernel_without_pidfd_is_one_line_and_exit_2_before_any_spawn(monkeypatch, tmp_path, capsys):
+    """Every signal goes through a pidfd: a kernel before 5.3 could stop nothing, so the probe refuses to start.
+    (A kernel without pidfd_open is not to be had here: the call is made to fail as it would there.)"""
+
+    def no_pidfd(pid: int, flags: int = 0) -> int:
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS))
+
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    monkeypatch.setattr(cli, "prepare_sdks", lambda *a: pytest.fail("an SDK prepared on a kernel without pidfd"))
+    assert cli.main(["--only", "L1", "--out", str(tmp_path / "r.json")]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no pidfd_open" in err, err
+    assert not (tmp_path / "r.json").exists()
