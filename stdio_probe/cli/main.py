@@ -116,9 +116,11 @@ def prepare_sdks(
         at_once = f", {min(PREPARE_PARALLEL, len(made))} at a time" if len(made) > 1 else ""
         names = made[0].spec if len(made) == 1 else f"{len(made)} SDKs"
         errors.print(f"preparing {names} in {env_dir}{at_once} ...", highlight=False, markup=False)
+    envs.allow_commands()
     pool = ThreadPoolExecutor(max_workers=PREPARE_PARALLEL)
-    futures = [pool.submit(_prepare_one, request, env_dir) for request in requests]
+    futures: list = []
     try:
+        futures += [pool.submit(_prepare_one, request, env_dir) for request in requests]
         outcomes = [future.result() for future in futures]
     except BaseException:
         envs.stop_all()  # first: what runs is killed and nothing more starts, so the jobs end at once

@@ -186,13 +186,13 @@ class StdoutReader:
         if not length and not room and self.offending is not None:
             return  # an empty line once nothing more is kept: counted only (a flood of them stays cheap)
         oversize = length > self.line_cap
-        message, why = None, None
+        why = None
         try:
             message = _oversize(head, tail.rstrip(b"\r"), length) if oversize else _parse(head.rstrip(b"\r"))
-        except RecursionError:  # nested past the interpreter's recursion limit (json's C parser recurses per level)
-            why = f"nested deeper than {sys.getrecursionlimit()} levels, not parsed"
-        if message is not None and not oversize and self.judge is not None:
-            why = self.judge(message)
+            if message is not None and not oversize and self.judge is not None:
+                why = self.judge(message)
+        except RecursionError:  # nested near the recursion limit: the parser and the judge recurse per level
+            message, why = None, f"nested deeper than about {sys.getrecursionlimit()} levels, not parsed"
         if (message is None or oversize or why is not None) and self.offending is None:
             self.offending = {"line": self.lines, "text": shorten_bytes(head), "bytes": length}
             if oversize:

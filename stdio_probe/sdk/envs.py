@@ -191,18 +191,18 @@ def _ensure_locked(
     if facts is None:  # new, broken, or a local source whose content changed: a fresh environment
         remove(folder, source)
         started, created_at = time.monotonic(), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        try:
+        try:  # made, installed, read and import-checked, or nothing left (a stop in the import check included)
             installed = _build(folder, tool, base, _worktree(folder, source), exclude_newer)
+            facts = read_facts(str(python), {})
+            marker = {"source": source.kind, "target": source.target, "base_python": base, **wanted}
+            marker |= {"mcp": facts["version"], "exclude_newer_basis": source.basis if exclude_newer else None}
+            marker |= {"installed": installed, "import_error": import_error(str(python)), "bytecode": True}
+            marker["created_s"] = round(time.monotonic() - started, 3)
+            marker["created_at"] = created_at
+            (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
         except BaseException:
             remove(folder, source)  # a commit's worktree goes with its environment
             raise
-        facts = read_facts(str(python), {})
-        marker = {"source": source.kind, "target": source.target, "base_python": base, **wanted}
-        marker |= {"mcp": facts["version"], "exclude_newer_basis": source.basis if exclude_newer else None}
-        marker |= {"installed": installed, "import_error": import_error(str(python)), "bytecode": True}
-        marker["created_s"] = round(time.monotonic() - started, 3)  # made, installed, read and import-checked
-        marker["created_at"] = created_at
-        (folder / MARKER).write_text(json.dumps(marker, indent=2) + "\n")
     elif "import_error" not in marker or "bytecode" not in marker:  # made before these existed: once, remember
         if "import_error" not in marker:
             marker["import_error"] = import_error(str(python))
@@ -370,6 +370,11 @@ _running_lock = threading.Lock()
 _stopped = threading.Event()  # stop_all was called: the run is being cut short, and no command starts after it
 
 
+def allow_commands() -> None:
+    """Environment commands may start again (a new preparation in this process, after one that was stopped)."""
+    _stopped.clear()
+
+
 def stop_all() -> None:
     """Kill every environment command still running (environments are prepared in threads), and its group; refuse
     every later one, so a thread that goes on to its next step (the install after the venv, the import check)
@@ -409,6 +414,8 @@ def _command(command: list[str], timeout: float, env: dict[str, str] | None = No
             _running.pop(process, None)
         if pidfd is not None:
             pidfd.close()
+    if _stopped.is_set():  # killed by stop_all, most likely: its exit is no finding (an import error "exit -9")
+        raise SdkError(f"{Path(command[0]).name} cut short: the run is being stopped")
     return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 

@@ -338,7 +338,7 @@ def test_the_sdk_host_gives_the_host_tables_verdicts_by_either_method(tmp_path, 
 
 def test_the_scenario_server_logs_a_flooding_host_within_its_bounds(tmp_path, monkeypatch):
     """What a host sends is logged for the probe to read: megabytes of method, id or _meta keys are cut, and past
-    MESSAGES_LOGGED messages only one event says so; a message whose params are not an object does not crash it."""
+    MESSAGES_LOGGED events of its making only one event says so; params that are not an object do not crash it."""
     monkeypatch.syspath_prepend(str(spawn.FIXTURES))  # its bounds, from the fixture (which imports its neighbours)
     scenario_server = importlib.import_module("scenario_server")
 
@@ -348,6 +348,7 @@ def test_the_scenario_server_logs_a_flooding_host_within_its_bounds(tmp_path, mo
     lines = [
         {"jsonrpc": "2.0", "id": huge, "method": huge, "params": {"_meta": meta}},
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]},
+        {"jsonrpc": "2.0", "id": huge, "method": "tools/call", "params": {"name": "probe"}},
         *[{"jsonrpc": "2.0", "method": "notifications/progress"}] * (scenario_server.MESSAGES_LOGGED + 5),
     ]
     argv = [sys.executable, str(session.SCENARIO), "--events", str(events), "--run", "run", "--tag", "tag"]
@@ -357,7 +358,9 @@ def test_the_scenario_server_logs_a_flooding_host_within_its_bounds(tmp_path, mo
     assert done.returncode == 0, done.stderr
     logged = read_events(str(events))
     messages = [e for e in logged if e["event"] == "message"]
-    assert len(messages) == scenario_server.MESSAGES_LOGGED
+    assert len([e for e in logged if e["event"] in scenario_server.HOST_DRIVEN]) == scenario_server.MESSAGES_LOGGED
+    [answered] = [e for e in logged if e["event"] == "answered"]
+    assert len(answered["id"]) == scenario_server.FIELD_LOGGED
     assert [e["after"] for e in logged if e["event"] == "messages_unlogged"] == [scenario_server.MESSAGES_LOGGED]
     first = messages[0]
     assert len(first["method"]) == len(first["id"]) == scenario_server.FIELD_LOGGED

@@ -7,6 +7,7 @@ temporary cache, so each creation costs a venv and nothing from an index.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -249,7 +250,8 @@ def test_a_version_may_carry_a_tags_v_prefix():
     assert (request.spec, request.source, request.target) == ("v2.0.0", "pypi", "2.0.0")
 
 
-# A build that never ends: it notes its pid, then sleeps (a pip or uv install that takes minutes).
+# A build that never ends, and an SDK whose import never ends: each notes its pid in STARTED, then sleeps (an install
+# or an import check that takes minutes).
 ENDLESS_BACKEND = """
 import os, pathlib, time
 
@@ -257,40 +259,47 @@ def get_requires_for_build_wheel(config_settings=None):
     return []
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    (pathlib.Path(__file__).parent / "building").write_text(str(os.getpid()))
+    pathlib.Path(os.environ["STARTED"]).write_text(str(os.getpid()))
     time.sleep(600)
 """
+ENDLESS_IMPORT = "import os, pathlib, time\npathlib.Path({started!r}).write_text(str(os.getpid()))\ntime.sleep(600)\n"
 
 
+@pytest.mark.parametrize("stage", ["build", "import check"])
 @pytest.mark.parametrize(
     ("sig", "code", "word"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 )
-def test_a_signal_while_an_environment_is_made_ends_the_probe_at_once_leaving_nothing(sig, code, word, tmp_path):
-    """The install runs in a session of its own (a terminal's Ctrl-C does not reach it): the probe kills it and
-    starts nothing after, rather than waiting out the install's bound (600 s), and the half-made environment goes."""
-    tree = tmp_path / "tree"
+def test_a_signal_while_an_environment_is_made_ends_the_probe_at_once_leaving_nothing(sig, code, word, stage, tmp_path):
+    """Each environment command runs in a session of its own (a terminal's Ctrl-C does not reach it): the probe
+    kills it and starts nothing after, rather than waiting out its bound (600 s), and the half-made environment
+    goes: a killed import check is no import error to remember."""
+    tree, started = tmp_path / "tree", tmp_path / "started"
     (tree / "mcp").mkdir(parents=True)
-    _write(tree / "mcp" / "__init__.py", "")
-    _write(tree / "backend.py", ENDLESS_BACKEND)
+    _write(tree / "mcp" / "__init__.py", ENDLESS_IMPORT.format(started=str(started)) if stage == "import check" else "")
+    _write(tree / "backend.py", ENDLESS_BACKEND if stage == "build" else BACKEND)
     pyproject = '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
     _write(tree / "pyproject.toml", pyproject + '[project]\nname = "mcp"\nversion = "0.0.1"\n')
     cache = tmp_path / "envs"
     command = [sys.executable, str(ROOT / "probe_stdio_lifecycle.py"), "--sdk", str(tree), "--env-dir", str(cache)]
-    process = subprocess.Popen([*command, "--only", "L1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "STARTED": str(started)}
+    process = subprocess.Popen(
+        [*command, "--only", "L1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     build = None
     try:
         deadline = time.monotonic() + 120
-        while not (tree / "building").exists() and process.poll() is None and time.monotonic() < deadline:
+        while not started.exists() and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert (tree / "building").exists(), f"the build never started: exit {process.poll()}"
-        build = os.pidfd_open(int((tree / "building").read_text()))  # the sleeping backend, alive: it wrote it
+        assert started.exists(), f"the {stage} never started: exit {process.poll()}"
+        build = os.pidfd_open(int(started.read_text()))  # the sleeping build or import, alive: it wrote it
         process.send_signal(sig)
         _, err = process.communicate(timeout=30)  # the bound of a wait that fails: the install's own is 600 s
         assert process.returncode == code and err.endswith(f"{word}: every process reaped, no results written\n")
-        assert select.select([build], [], [], 5.0)[0], "the build outlived the probe"  # a pidfd reads once it ended
+        assert select.select([build], [], [], 5.0)[0], f"the {stage} outlived the probe"  # a pidfd reads once it ended
     finally:
         process.kill()
-        if build is not None:  # a failed test's build must not sleep on: the probe's kill never reached it
-            signal.pidfd_send_signal(build, signal.SIGKILL)
+        if build is not None:  # a failed test's build or import must not sleep on: the probe's kill never reached it
+            with contextlib.suppress(ProcessLookupError):  # ended and reaped: the test passed, or it died anyway
+                signal.pidfd_send_signal(build, signal.SIGKILL)
             os.close(build)
     assert [path.name for path in cache.iterdir() if path.is_dir()] == [], "a half-made environment is left"
