@@ -398,7 +398,13 @@ def _command(command: list[str], timeout: float, env: dict[str, str] | None = No
         if _stopped.is_set():
             raise SdkError(f"{Path(command[0]).name} not started: the run is being cut short")
         process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, env=env
+            command,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",  # a tool's output that is not UTF-8 is still its complaint
+            start_new_session=True,
+            env=env,
         )
         pidfd = Pidfd.open(process.pid)  # our child, not waited for: its pid and group are its own
         _running[process] = pidfd
