@@ -457,13 +457,15 @@ class Supervisor:
         if not self._used:
             self._close()
             return 0
+        stopped = False
         try:
             return self.reap_all()
         except BaseException:
+            stopped = True
             self.stop()
             raise
         finally:
-            self._close()
+            self._close(remove_folder=not stopped)  # a signal's run leaves it to the guardian, as __exit__'s does
 
     def _close(self, remove_folder: bool = True) -> None:
         """What the run holds besides processes: its fork servers still open (a run cut short), its folder, its

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -243,3 +244,21 @@ def test_a_ring_drains_its_pipe_after_the_stream_it_was_given_is_closed(supervis
     os.write(write, b"written after the close")
     os.close(write)
     assert ring.read() == b"written after the close"
+
+
+def test_a_signal_during_the_runs_end_leaves_its_folder_to_the_guardian(monkeypatch):
+    """The end's reap cut short by a signal stops the run, and its folder (a sandbox per start) is not removed
+    inline, which can take a second of the signal's 2 s: the guardian removes it once the process has ended."""
+    supervisor = spawn.Supervisor()
+    folder = supervisor.run_folder()
+
+    def interrupted(grace: float = spawn.TERM_GRACE) -> int:
+        raise KeyboardInterrupt  # what the CLI's handler raises in the main thread (an Interrupted)
+
+    monkeypatch.setattr(supervisor, "reap_all", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            supervisor.end()
+        assert os.path.isdir(folder) and supervisor.stopping()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
