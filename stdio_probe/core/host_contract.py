@@ -108,8 +108,11 @@ class Pidfd:
                 return None
             raise
         held = cls(pid, fd)
-        if ours is None or (ours(pid) and held.signal(0)):
-            return held
+        try:
+            if ours is None or (ours(pid) and held.signal(0)):
+                return held
+        except PermissionError:  # a process of another user's that carries our marker: never ours to signal
+            pass
         held.close()
         return None
 

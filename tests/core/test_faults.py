@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -262,3 +263,18 @@ def test_a_signal_during_the_runs_end_leaves_its_folder_to_the_guardian(monkeypa
         assert os.path.isdir(folder) and supervisor.stopping()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_marked_process_of_another_user_is_never_held(monkeypatch):
+    """Pidfd.open's liveness signal (0) is refused for another user's process (EPERM), which may carry the run's
+    marker in its argv (the scenario server's --run): it is not ours to signal, where it raised out of the reap.
+    As root the kernel grants that signal to any process, so the refusal is what os would raise for an
+    unprivileged probe."""
+
+    def refused(fd: int, sig: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(signal, "pidfd_send_signal", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    assert Pidfd.open(os.getpid(), lambda pid: True) is None
+    assert len(os.listdir("/proc/self/fd")) == before, "its pidfd is closed"
