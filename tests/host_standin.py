@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.append(str(Path(__file__).resolve().parent.parent / "stdio_probe" / "fixtures"))  # after the stdlib's
-from fixture_wakeup import lines, wake_on_signals  # noqa: E402  (the fixtures' helper, from their folder)
+from fixture_wakeup import json_object, lines, wake_on_signals  # noqa: E402  (the fixtures' helper, from their folder)
 
 TOOL = {"name": "probe", "description": "Answers 'probed'.", "inputSchema": {"type": "object", "properties": {}}}
 
@@ -46,11 +46,7 @@ def main() -> None:
     wake_on_signals()
     log("start", pid=os.getpid())
     for line in lines(0):
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested deeper than the parser goes
-            message = None
-        if not isinstance(message, dict):  # not JSON, or a batch, a number...: logged, never answered
+        if (message := json_object(line)) is None:  # not JSON, or a batch, a number...: logged, never answered
             log("message", method=None, id=None, params=None, raw=line[:200].decode(errors="replace"))
             continue
         method, params = message.get("method"), message.get("params") or {}

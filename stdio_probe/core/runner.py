@@ -12,6 +12,7 @@ runner's own, created at the run's start and ended at its end (spawn's docstring
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import traceback
@@ -373,8 +374,8 @@ class Servers:
     @contextlib.contextmanager
     def ready(self, supervisor: spawn.Supervisor, options: Options, on_arm: ArmListener) -> Iterator[Servers]:
         """Each server's era found (as many at once as arms), then its turn: none, or a lock if --sequential-arms."""
-        era = lambda server: _era(supervisor, server, options, on_arm)  # noqa: E731
-        found = map_cut_short(era, self.servers, workers(options), supervisor)
+        probe_era = functools.partial(_era, supervisor, options=options, on_arm=on_arm)
+        found = map_cut_short(probe_era, self.servers, workers(options), supervisor)
         servers = [replace(server, protocol=era["protocol"]) for server, era in zip(self.servers, found, strict=True)]
         turns = [threading.Lock() if server.sequential_arms else contextlib.nullcontext() for server in servers]
         yield replace(self, servers=servers, eras=found, turns=turns)

@@ -351,17 +351,11 @@ def install_requirements(source: Source) -> list[str]:
 
 
 def _build(folder: Path, tool: _Tool, base: str, source: Source, exclude_newer: str | None) -> list[str]:
-    """Create and install (one command, so the resolver sees everything at once); what it installed.
-
-    On any failure (or interruption) nothing is left behind.
-    """
+    """Create and install (one command, so the resolver sees everything at once); what it installed. Its caller
+    removes what a failure (or an interruption) leaves."""
     requirements = install_requirements(source)
-    try:
-        _run(tool.create(folder, base), source)
-        _run(tool.install(folder / "bin" / "python", requirements, exclude_newer), source)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
+    _run(tool.create(folder, base), source)
+    _run(tool.install(folder / "bin" / "python", requirements, exclude_newer), source)
     return requirements
 
 
