@@ -80,22 +80,23 @@ def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> 
     """The handshake as a client does it: initialize, its answer, notifications/initialized.
 
     Without a reader, the one answer line is read straight off the pipe and nothing more (the
-    server writes nothing else until asked again). The wait is bounded as StdoutReader.wait_answer
-    (or, without a reader, Child.wait_for) bounds it.
+    server writes nothing else until asked again), and only its last chunk is kept: whether it ended is
+    all that is read of it, and a line without end costs no memory. The wait is bounded as
+    StdoutReader.wait_answer (or, without a reader, Child.wait_for) bounds it.
     """
     send(child, INITIALIZE, reader)
     if reader is not None:
         answered = reader.wait_answer(0, idle_bound)
     else:
-        fd, line = child.process.stdout.fileno(), bytearray()
+        fd, last = child.process.stdout.fileno(), [b""]
 
         def one_line() -> bool:
-            while not line.endswith(b"\n") and sample.readable(fd, 0):
+            while not last[0].endswith(b"\n") and sample.readable(fd, 0):
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     break
-                line.extend(chunk)
-            return line.endswith(b"\n")
+                last[0] = chunk
+            return last[0].endswith(b"\n")
 
         answered = child.wait_for(one_line, idle_bound)
     if answered:

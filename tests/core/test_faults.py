@@ -12,7 +12,7 @@ import tracemalloc
 
 import pytest
 
-from stdio_probe.core import sample, spawn
+from stdio_probe.core import sample, spawn, wire
 from stdio_probe.core.host_contract import Pidfd
 from stdio_probe.core.model import Options
 from stdio_probe.core.runner import run_matrix
@@ -234,6 +234,31 @@ def test_a_fixtures_stderr_is_read_from_its_tail_however_much_it_wrote(tmp_path,
         tracemalloc.stop()
     assert peak < 1_000_000, f"{peak} bytes allocated to read the tail"
     assert len(text) == spawn.STDERR_LIMIT + 1 and text.startswith("…x") and text.endswith("\nthe last line\n")
+
+
+LONG_LINE = """
+import sys, time
+sys.stdout.buffer.write(b"x" * 50_000_000 + b"\\n")
+sys.stdout.flush()
+time.sleep(60)
+"""
+
+
+def test_a_handshake_read_off_the_pipe_keeps_nothing_of_a_line_without_end(tmp_path, supervisor):
+    """wire.initialize without a reader (L12's fixture) reads the answer line straight off the pipe: a line of
+    50 MB before its newline costs one chunk's memory, not the line's."""
+    script = tmp_path / "long_line.py"
+    script.write_text(LONG_LINE)
+    child = supervisor.spawn(sys.executable, str(script), [], {})
+    tracemalloc.start()
+    try:
+        answered = wire.initialize(child, None, idle_bound=30.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        child.stop()
+    assert answered, "the line's end was read"
+    assert peak < 1_000_000, f"{peak} bytes allocated to read the line"
 
 
 def test_a_ring_drains_its_pipe_after_the_stream_it_was_given_is_closed(supervisor):
