@@ -251,7 +251,8 @@ def test_a_version_may_carry_a_tags_v_prefix():
 
 
 # A build that never ends, and an SDK whose import never ends: each notes its pid in STARTED, then sleeps (an install
-# or an import check that takes minutes).
+# or an import check that takes minutes). The pid is written aside and renamed into place: the test, polling for
+# STARTED, never reads it created and still empty.
 ENDLESS_BACKEND = """
 import os, pathlib, time
 
@@ -259,10 +260,18 @@ def get_requires_for_build_wheel(config_settings=None):
     return []
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    pathlib.Path(os.environ["STARTED"]).write_text(str(os.getpid()))
+    aside = pathlib.Path(os.environ["STARTED"] + ".aside")
+    aside.write_text(str(os.getpid()))
+    aside.replace(os.environ["STARTED"])
     time.sleep(600)
 """
-ENDLESS_IMPORT = "import os, pathlib, time\npathlib.Path({started!r}).write_text(str(os.getpid()))\ntime.sleep(600)\n"
+ENDLESS_IMPORT = """
+import os, pathlib, time
+aside = pathlib.Path({started!r} + ".aside")
+aside.write_text(str(os.getpid()))
+aside.replace({started!r})
+time.sleep(600)
+"""
 
 
 @pytest.mark.parametrize("stage", ["build", "import check"])
