@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
     ignored, which every process the tests start would inherit (a server's SIGINT, the probe's Ctrl-C, a fixture's
     handler set at import), and the tests would read the shell's choice, not the probe. SIGQUIT too, which such a
     job also ignores: else every start would go through spawn's stub that restores both (an interpreter's start,
-    12 ms of CPU, about 1,700 times a run), which the tests that ignore SIGINT themselves still exercise."""
+    12 ms of CPU, about 2,000 times a run), which the tests that ignore both themselves still exercise."""
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if signal.getsignal(signal.SIGQUIT) is signal.SIG_IGN:

@@ -842,7 +842,7 @@ _DEFAULT_SIGINT = (  # the stub's own interpreter ignores SIGPIPE and SIGXFSZ: t
 def from_a_shell(argv: list[str], env: dict[str, str]) -> list[str]:
     """argv started with the signal dispositions a shell gives a command, in env: through the stub that restores
     SIGINT's and SIGQUIT's defaults (_with_default_sigint) where the probe ignores either (a background job
-    ignores both, and the probe's CLI handles SIGINT, not SIGQUIT), else as it is. Restored at
+    ignores both; a caller may restore SIGINT and leave SIGQUIT ignored), else as it is. Restored at
     exec, before the program starts: what it then does with them at start-up (Python's KeyboardInterrupt
     handler, an SDK's handler installed at import) is its own, as from a terminal."""
     ignored = any(signal.getsignal(signum) is signal.SIG_IGN for signum in (signal.SIGINT, signal.SIGQUIT))

@@ -81,7 +81,7 @@ def initialize(child: Child, reader: StdoutReader | None, idle_bound: float) -> 
 
     Without a reader, the one answer line is read straight off the pipe and nothing more (the
     server writes nothing else until asked again), and only its last chunk is kept: whether it ended is
-    all that is read of it, and a line without end costs no memory. The wait is bounded as
+    all that is read of it, and a line without end costs one chunk. The wait is bounded as
     StdoutReader.wait_answer (or, without a reader, Child.wait_for) bounds it.
     """
     send(child, INITIALIZE, reader)

@@ -66,15 +66,33 @@ def secrets(monkeypatch):
 def test_a_server_gets_what_a_host_gives_it_and_no_secret(secrets, probe_sigint):
     """Also from a probe whose SIGINT is ignored (a background job's), where a stub execs the server with SIGINT's
     default: its interpreter's locale coercion sets LC_CTYPE for itself, which the server must not get."""
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN if probe_sigint == "ignored" else signal.default_int_handler)
+    ignored = probe_sigint == "ignored"  # a background job's: both ignored (the suite restores both at its start)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if ignored else signal.default_int_handler)
+    before_quit = signal.signal(signal.SIGQUIT, signal.SIG_IGN if ignored else signal.SIG_DFL)
     try:
         found = environ_of(ChildEnv())
     finally:
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGQUIT, before_quit)
     defaults = {name for name in spawn.HOST_DEFAULT_ENV if name in os.environ}
     assert set(found) == defaults | set(spawn.SANDBOX_FOLDERS) | {spawn.MARKER, spawn.SERVER_MARKER}
     assert found[spawn.MARKER] == spawn.RUN_ID
     assert SECRET[1] not in "".join(found.values())
+
+
+@pytest.mark.parametrize("ignored", [(), (signal.SIGQUIT,), (signal.SIGINT, signal.SIGQUIT)])
+def test_a_start_goes_through_the_stub_where_the_probe_ignores_sigint_or_sigquit(ignored):
+    """Either one ignored (a background job's SIGQUIT, where the probe's SIGINT was restored) is passed on by exec:
+    the stub restores both; with neither ignored the command is started as it is."""
+    given = {signal.SIGINT: signal.default_int_handler, signal.SIGQUIT: signal.SIG_DFL}  # a terminal's
+    before = {signum: signal.signal(signum, signal.SIG_IGN if signum in ignored else given[signum]) for signum in given}
+    try:
+        argv = spawn.from_a_shell([sys.executable, "server.py"], {})
+    finally:
+        for signum, disposition in before.items():
+            signal.signal(signum, disposition)
+    assert (argv[:3] == [sys.executable, "-I", "-S"]) == bool(ignored), argv
+    assert argv[-2:] == [sys.executable, "server.py"]
 
 
 def test_env_passes_a_variable_by_name_or_sets_one(secrets):

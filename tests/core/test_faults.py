@@ -238,7 +238,7 @@ def test_a_fixtures_stderr_is_read_from_its_tail_however_much_it_wrote(tmp_path,
 
 LONG_LINE = """
 import sys, time
-sys.stdout.buffer.write(b"x" * 50_000_000 + b"\\n")
+sys.stdout.buffer.write(b"x" * 4_000_000 + b"\\n")
 sys.stdout.flush()
 time.sleep(60)
 """
@@ -246,7 +246,7 @@ time.sleep(60)
 
 def test_a_handshake_read_off_the_pipe_keeps_nothing_of_a_line_without_end(tmp_path, supervisor):
     """wire.initialize without a reader (L12's fixture) reads the answer line straight off the pipe: a line of
-    50 MB before its newline costs one chunk's memory, not the line's."""
+    4 MB before its newline costs one chunk's memory, not the line's (its bytes come a pipe's worth a poll)."""
     script = tmp_path / "long_line.py"
     script.write_text(LONG_LINE)
     child = supervisor.spawn(sys.executable, str(script), [], {})

@@ -401,7 +401,9 @@ def test_a_sigint_handler_set_at_import_survives_into_the_fixture(tmp_path, laun
     script.write_text(DISPOSITIONS)
     env = {"PYTHONPATH": str(tmp_path)}
     servers = spawn.ForkServers(supervisor, [(sys.executable, env)], arms_each=1, ahead=0)
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN if probe_sigint == "ignored" else signal.default_int_handler)
+    ignored = probe_sigint == "ignored"  # a background job's: both ignored (the suite restores both at its start)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if ignored else signal.default_int_handler)
+    before_quit = signal.signal(signal.SIGQUIT, signal.SIG_IGN if ignored else signal.SIG_DFL)
     try:
         if launch == "fork_server":
             servers.begin(0)
@@ -412,4 +414,5 @@ def test_a_sigint_handler_set_at_import_survives_into_the_fixture(tmp_path, laun
         assert child.process.wait(10) == 0
     finally:
         signal.signal(signal.SIGINT, before)
+        signal.signal(signal.SIGQUIT, before_quit)
         servers.close()
