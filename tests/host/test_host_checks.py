@@ -337,19 +337,24 @@ def test_the_sdk_host_gives_the_host_tables_verdicts_by_either_method(tmp_path, 
 
 
 def test_the_scenario_server_logs_a_flooding_host_within_its_bounds(tmp_path, monkeypatch):
-    """What a host sends is logged for the probe to read: megabytes of method, id or _meta keys are cut, and past
-    MESSAGES_LOGGED events of its making only one event says so; params that are not an object do not crash it."""
+    """What a host sends is logged for the probe to read: megabytes of method, id or _meta keys are cut; past
+    KIND_LOGGED events of one kind (a method) one event says so, and the other kinds are still logged (a call and a
+    cancel after a flood), up to KINDS_LOGGED kinds; params that are not an object do not crash it."""
     monkeypatch.syspath_prepend(str(spawn.FIXTURES))  # its bounds, from the fixture (which imports its neighbours)
     scenario_server = importlib.import_module("scenario_server")
 
     events = tmp_path / "server.events"
     huge = "m" * 1_000_000
     meta = {f"key-{n}-{'k' * 1000}": n for n in range(30)}
+    flood = scenario_server.KIND_LOGGED + 5
     lines = [
         {"jsonrpc": "2.0", "id": huge, "method": huge, "params": {"_meta": meta}},
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]},
         {"jsonrpc": "2.0", "id": huge, "method": "tools/call", "params": {"name": "probe"}},
-        *[{"jsonrpc": "2.0", "method": "notifications/progress"}] * (scenario_server.MESSAGES_LOGGED + 5),
+        *[{"jsonrpc": "2.0", "method": "notifications/progress"}] * flood,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "probe"}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}},
+        *[{"jsonrpc": "2.0", "method": f"notifications/kind-{n}"} for n in range(scenario_server.KINDS_LOGGED)],
     ]
     argv = [sys.executable, str(session.SCENARIO), "--events", str(events), "--run", "run", "--tag", "tag"]
     done = subprocess.run(
@@ -358,10 +363,17 @@ def test_the_scenario_server_logs_a_flooding_host_within_its_bounds(tmp_path, mo
     assert done.returncode == 0, done.stderr
     logged = read_events(str(events))
     messages = [e for e in logged if e["event"] == "message"]
-    assert len([e for e in logged if e["event"] in scenario_server.HOST_DRIVEN]) == scenario_server.MESSAGES_LOGGED
-    [answered] = [e for e in logged if e["event"] == "answered"]
-    assert len(answered["id"]) == scenario_server.FIELD_LOGGED
-    assert [e["after"] for e in logged if e["event"] == "messages_unlogged"] == [scenario_server.MESSAGES_LOGGED]
+    methods = [e["method"] for e in messages]
+    assert methods.count("notifications/progress") == scenario_server.KIND_LOGGED
+    after_flood = methods[len(methods) - methods[::-1].index("notifications/progress") :]
+    assert after_flood[:2] == ["tools/call", "notifications/cancelled"], after_flood
+    kinds = len({f"message {method}" for method in methods} | {"answered"})
+    assert kinds == scenario_server.KINDS_LOGGED
+    unlogged = [(e["kind"], e["after"]) for e in logged if e["event"] == "messages_unlogged"]
+    flooded = ("message notifications/progress", scenario_server.KIND_LOGGED)
+    assert unlogged == [flooded, (scenario_server.OTHER_KINDS, 0)]
+    answered = [e for e in logged if e["event"] == "answered"]
+    assert len(answered) == 2 and len(answered[0]["id"]) == scenario_server.FIELD_LOGGED
     first = messages[0]
     assert len(first["method"]) == len(first["id"]) == scenario_server.FIELD_LOGGED
     assert len(first["meta_keys"]) == scenario_server.META_KEYS_LOGGED
