@@ -122,17 +122,17 @@ def test_each_host_has_the_tables_verdicts_and_era(table_run, label):
     assert {check for (host, check) in runs if host == label} == set(EXPECTED[label]), "a check did not run"
     for check, verdict in EXPECTED[label].items():
         found = runs[(label, check)]
-        gave_up = _gave_up_connecting(found)
-        if gave_up:
+        no_evidence = _no_evidence(found)
+        if no_evidence:
             assert found["verdict"] == "inconclusive", f"{label} {check}: {found['reason']}"
         elif (label, check) in LOAD_SENSITIVE:
             LOAD_SENSITIVE[(label, check)](found)
         else:
             assert found["verdict"] == verdict, f"{label} {check}: {proof_readings(found)}"
-        assert found["host"]["era"] in (ERAS[label], None if gave_up else ERAS[label]), found["host"]
+        assert found["host"]["era"] in (ERAS[label], None if no_evidence else ERAS[label]), found["host"]
 
 
-def _gave_up_connecting(found: dict) -> bool:
+def _no_evidence(found: dict) -> bool:
     """An arm without evidence, where a host's own start-up or bounds met the load: the check is inconclusive, never
     another verdict (and the control's era unread where the host gave up before the server read its initialize).
     - pydantic-ai bounds its connection and handshake itself (init_timeout, 5 s by default): at a load of 9 to 12
