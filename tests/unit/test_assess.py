@@ -175,11 +175,16 @@ def test_h2_a_signal_that_lands_before_the_answer_is_logged_is_timed_from_the_ca
     assert HOST_CHECKS["H2"].assess({**bug, "events": without_signal}).shown is None
     failed = {**bug, "events": events, "host": {**bug["host"], "exit_code": 1}}  # signalled before it answered
     assert HOST_CHECKS["H2"].assess(failed).shown is None
-    # a flood of the host's requests past the scenario server's log bound: the last before the signal is unknown
+    # a flood of the host's messages past the scenario server's log bounds (a method's, or more kinds than it
+    # logs): the last request before the signal is unknown; a flood of bad lines leaves the requests logged
     signal_t = next(e["t"] for e in events if e["event"] == "signal")
-    flood = {"event": "messages_unlogged", "t": signal_t - 0.5, "kind": "message tools/call", "after": 200}
-    flooded = HOST_CHECKS["H2"].assess({**bug, "events": sorted([*events, flood], key=lambda e: e["t"])})
-    assert flooded.shown is None and "past the log's bound" in flooded.note, flooded
+    for kind, after, unknown in [("message tools/call", 200, True), ("other kinds", 0, True), ("bad_line", 200, False)]:
+        flood = {"event": "messages_unlogged", "t": signal_t - 0.5, "kind": kind, "after": after}
+        flooded = HOST_CHECKS["H2"].assess({**bug, "events": sorted([*events, flood], key=lambda e: e["t"])})
+        if unknown:
+            assert flooded.shown is None and "past the log's bound" in flooded.note, (kind, flooded)
+        else:
+            assert flooded.shown is False and "after the call (before the answer's log)" in flooded.note, flooded
 
 
 def test_h8_memory_past_the_bound_or_no_answer_shows_the_defect():

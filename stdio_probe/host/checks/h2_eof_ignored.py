@@ -34,9 +34,10 @@ def escalation(record: dict) -> Finding:
     # request timed from is the last before the signal: the call, or a list server's tools/list (per_server)
     if since is None and sigs and record["host"]["exit_code"] == 0:
         before = [e for e in events if e["t"] < sigs[0]["t"]]
-        if any(e["event"] == "messages_unlogged" and e["kind"].startswith("message ") for e in before):
-            # the scenario server stopped logging a kind of the host's messages (a flood): the last request
-            # before the signal may be one it did not log, and a signal timed from an earlier one reads late
+        if any(e["event"] == "messages_unlogged" and e["kind"] not in ("answered", "bad_line") for e in before):
+            # the scenario server stopped logging a kind that holds the host's messages (a method's, or every kind
+            # past the first 50): the last request before the signal may be one it did not log, and a signal
+            # timed from an earlier one reads late
             return Finding(None, "the host's messages past the log's bound before the signal", "requests unlogged")
         asked = [e for e in before if e["event"] == "message" and e.get("id") is not None]
         since = asked[-1] if asked else None
